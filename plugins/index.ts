@@ -1,0 +1,5 @@
+// The plugin list the apps are built from, in migration order.
+import type { PluginDefinition } from '../src/plugin'
+import quiz from './quiz'
+
+export const plugins: PluginDefinition[] = [quiz]

@@ -1,0 +1,4 @@
+import { definePlugin } from '../../src/plugin'
+import { quizRoutes } from './routes'
+
+export default definePlugin({ name: 'quiz', app: 'quiz', dir: import.meta.dir, routes: quizRoutes })

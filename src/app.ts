@@ -1,0 +1,208 @@
+// Composition root: opens the database, migrates, builds the Core, and builds the quiz app and the clinical
+// app from the plugin list. `fetch` dispatches a request to the app mounted at its path (RUNTIME.md) and is
+// the single place that measures, logs and stamps every response.
+import { Elysia, type AnyElysia } from 'elysia'
+import { openapi } from '@elysiajs/openapi'
+import { join } from 'node:path'
+import type { Server } from 'bun'
+import type { Config } from './config'
+import { clientAddress, rememberSocketAddress } from './auth/client-address'
+import { createCrypto } from './core/crypto'
+import { openDb, type Db } from './core/db'
+import { errorMapper, type ServiceStyle } from './core/errors'
+import { createJobs, type JobsOptions } from './core/jobs'
+import { createKv } from './core/kv'
+import { createLogger, type Logger } from './core/log'
+import { createMailer } from './core/mail'
+import { createMetrics, type Metrics } from './core/metrics'
+import { migrate } from './core/migrate'
+import { createRateLimiter } from './core/ratelimit'
+import { coreSchedules } from './core/schedule'
+import type { Core, PluginDefinition, Schedule } from './plugin'
+import { staticAssets } from '../views/static'
+
+export const ROOT_DIR = join(import.meta.dir, '..')
+
+export interface BootOptions {
+  log?: Logger
+  db?: Db
+  /** Dumped PGlite data directory to start an in-memory database from (tests). */
+  pgliteTemplate?: Blob
+  now?: () => number
+  jobs?: Partial<JobsOptions>
+}
+
+export interface Booted {
+  core: Core
+  quiz: AnyElysia
+  clinical: AnyElysia
+  schedules: Schedule[]
+  /** Dispatches by path: the quiz app under QUIZ_BASE_PATH, the clinical app everywhere else. */
+  fetch(request: Request, server?: Server<unknown> | null): Promise<Response>
+  /** The QUIZ_PORT server: the quiz app at the root of its own port. */
+  quizFetch(request: Request, server?: Server<unknown> | null): Promise<Response>
+  shutdown(): Promise<void>
+}
+
+export async function boot(config: Readonly<Config>, plugins: PluginDefinition[], opts: BootOptions = {}): Promise<Booted> {
+  const log = opts.log ?? createLogger(config.logLevel)
+  for (const w of config.warnings) log.warn(w)
+  const db = opts.db ?? (await openDb({
+    url: config.databaseUrl, dataDir: config.dataDir, driver: config.databaseDriver,
+    poolSize: config.databasePoolSize, pgliteTemplate: opts.pgliteTemplate,
+  }))
+  const applied = await migrate(db, [
+    { owner: 'core', dir: join(ROOT_DIR, 'sql') },
+    ...plugins.map((p) => ({ owner: p.name, dir: join(p.dir, 'sql') })),
+  ])
+  if (applied.length > 0) log.info({ applied }, 'migrations applied')
+
+  const shutdownTasks: Array<() => Promise<void> | void> = []
+  const jobs = createJobs(db, log, { workers: config.workers, ...opts.jobs })
+  const core: Core = {
+    config,
+    db,
+    log,
+    jobs,
+    kv: createKv(db),
+    rateLimit: createRateLimiter(db, opts.now),
+    mail: createMailer(config.mail, log),
+    metrics: createMetrics(),
+    crypto: createCrypto(config.encryptionKey),
+    now: opts.now ?? Date.now,
+    clientAddress: (request) => clientAddress(request, config.trustProxy),
+    onShutdown: (fn) => void shutdownTasks.push(fn),
+  }
+  for (const plugin of plugins) {
+    for (const [kind, handler] of Object.entries(plugin.jobs?.(core) ?? {})) jobs.register(kind, handler)
+  }
+
+  const routeOf = new WeakMap<Request, string>()
+  const quiz = buildApp(core, 'quiz', config.quizBasePath, plugins, routeOf)
+  const clinical = buildApp(core, 'clinical', config.clinicalBasePath, plugins, routeOf)
+    .get('/api/health', async ({ status }) => {
+      await db.sql`select 1`.catch(() => {
+        throw status(503, { ok: false })
+      })
+      return { ok: true as const }
+    }, { detail: { tags: ['Health'], summary: 'Readiness: answers once migrations ran and every plugin is mounted' } })
+    .get('/metrics', async () => new Response(await core.metrics.render(), {
+      headers: { 'content-type': core.metrics.registry.contentType },
+    }), { detail: { tags: ['Health'], summary: 'Prometheus metrics (app_ai_*)' } })
+
+  const isQuizPath = (path: string) =>
+    config.quizBasePath === '' ? false : path === config.quizBasePath || path.startsWith(config.quizBasePath + '/')
+
+  const serve = async (request: Request, service: ServiceStyle, server: Server<unknown> | null | undefined): Promise<Response> => {
+    const started = performance.now()
+    rememberSocketAddress(request, server?.requestIP(request)?.address)
+    const done = core.metrics.startRequest(service, request.method)
+    const app = service === 'quiz' ? quiz : clinical
+    let response: Response
+    try {
+      response = await app.handle(request)
+    } catch (err) {
+      log.error({ err }, 'unhandled error in request')
+      response = new Response(JSON.stringify(service === 'quiz' ? { detail: 'Request failed' } : { success: false, error: 'Request failed' }), {
+        status: 500, headers: { 'content-type': 'application/json' },
+      })
+    }
+    const route = routeOf.get(request) ?? null
+    done(route, response.status)
+    setStandardHeaders(response.headers)
+    const path = new URL(request.url).pathname
+    if (!path.includes('/static/')) {
+      log.info({
+        service, method: request.method, path, route, status: response.status,
+        ms: Math.round((performance.now() - started) * 10) / 10, ip: core.clientAddress(request),
+      }, 'request')
+    }
+    return response
+  }
+
+  return {
+    core,
+    quiz,
+    clinical,
+    schedules: [...coreSchedules, ...plugins.flatMap((p) => p.schedules ?? [])],
+    fetch: (request, server) => serve(request, isQuizPath(new URL(request.url).pathname) ? 'quiz' : 'clinical', server),
+    quizFetch(request, server) {
+      const url = new URL(request.url)
+      if (!isQuizPath(url.pathname)) {
+        url.pathname = config.quizBasePath + url.pathname
+        request = new Request(url, request)
+      }
+      return serve(request, 'quiz', server)
+    },
+    async shutdown() {
+      await jobs.stop()
+      for (const task of shutdownTasks) {
+        try {
+          await task()
+        } catch (err) {
+          log.error({ err }, 'shutdown task failed')
+        }
+      }
+      core.mail.close()
+      await db.close()
+    },
+  }
+}
+
+const DOCS: Record<ServiceStyle, { title: string; description: string }> = {
+  quiz: {
+    title: 'Quiz generation service',
+    description: [
+      'Turns PDFs into multiple-choice quizzes, keeps a shared question bank and records attempts (spec 1).',
+      '',
+      'Authentication: `Authorization: Bearer <access_token>` from register (first user) or login. Tokens are',
+      'HS256 JWTs valid for 7 days; changing or resetting the password, a role change or deleting the user ends them.',
+      '',
+      'Errors are FastAPI-style: `{"detail": "message"}`; validation failures are 422 with',
+      '`{"detail": [{"loc": ["body", "field"], "msg": "...", "type": "..."}]}`. Missing or invalid credentials: 401',
+      '(with `WWW-Authenticate: Bearer`); a role below the route\'s minimum: 403; registration while disabled: 403;',
+      'a rate limit: 429 with `Retry-After` in seconds.',
+    ].join('\n'),
+  },
+  clinical: {
+    title: 'Clinical documentation assistant',
+    description: [
+      'Clinical documentation assistant (specs 2 and 3).',
+      '',
+      'Errors: `{"success": false, "error": "message", "code": "snake_case"}`; every 5xx answers only',
+      '`Request failed` and the detail stays in the server log. Validation failures are 400 with `fields`.',
+    ].join('\n'),
+  },
+}
+
+function buildApp(core: Core, style: ServiceStyle, base: string, plugins: PluginDefinition[], routeOf: WeakMap<Request, string>) {
+  let app: AnyElysia = new Elysia({ name: `app.${style}`, prefix: base })
+    .use(errorMapper(style, core.log))
+    .onTransform({ as: 'global' }, ({ request, route }) => {
+      routeOf.set(request, route)
+    })
+    .use(openapi({
+      path: '/docs',
+      provider: 'swagger-ui',
+      documentation: {
+        info: { title: DOCS[style].title, version: '1.0.0', description: DOCS[style].description },
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      },
+      swagger: {
+        cdn: `${base}/static/swagger/swagger-ui-bundle.js`,
+        theme: `${base}/static/swagger/swagger-ui.css`,
+        autoDarkMode: false,
+        persistAuthorization: true,
+      },
+      exclude: { paths: [/\/static\//] },
+    }))
+    .use(staticAssets())
+  for (const plugin of plugins) if (plugin.app === style) app = app.use(plugin.routes(core))
+  return app
+}
+
+function setStandardHeaders(headers: Headers): void {
+  if (!headers.has('x-content-type-options')) headers.set('x-content-type-options', 'nosniff')
+  if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'strict-origin-when-cross-origin')
+  if (!headers.has('x-frame-options')) headers.set('x-frame-options', 'DENY')
+}

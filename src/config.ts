@@ -1,0 +1,236 @@
+// Environment -> one typed, frozen config object. The names are the outside contract of RUNTIME.md.
+import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`)
+  }
+}
+
+export type MailConfig =
+  | { transport: 'smtp'; host: string; port: number; user?: string; pass?: string; from: string; secure: boolean }
+  | { transport: 'resend'; apiKey: string; from: string }
+  | { transport: 'log'; from: string }
+
+export interface Config {
+  production: boolean
+  port: number
+  host: string
+  clinicalBasePath: string
+  quizBasePath: string
+  quizPort: number | null
+  dataDir: string
+  /** `null`: embedded PGlite in DATA_DIR/pg; `memory://`: in-memory PGlite; otherwise a postgres:// URL. */
+  databaseUrl: string | null
+  /** Server driver for postgres:// URLs (see scripts/bench/db-drivers.ts for why `bun` is the default). */
+  databaseDriver: 'bun' | 'postgres-js'
+  databasePoolSize: number
+  vectorDir: string
+  s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null
+  maxUploadSize: number
+  workers: number
+  jwtSecret: string
+  encryptionKey: Uint8Array
+  appUrl: string | null
+  corsOrigins: string[]
+  trustProxy: boolean
+  challenge: { secretKey: string; verifyUrl: string } | null
+  oidcAllowInsecureIssuer: boolean
+  ai: {
+    baseUrl: string | null
+    apiKey: string | null
+    defaultModel: string | null
+    embeddingModel: string | null
+    sttModel: string | null
+    ttsModel: string | null
+  }
+  mail: MailConfig
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /** Start-up notes (generated secrets, derived keys) for the log; never the secrets themselves. */
+  warnings: string[]
+}
+
+type Env = Record<string, string | undefined>
+
+const DEFAULT_CHALLENGE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify'
+const SECRETS_FILE = 'secrets.json'
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const problems: string[] = []
+  const warnings: string[] = []
+  const str = (name: string): string | null => {
+    const v = env[name]?.trim()
+    return v ? v : null
+  }
+  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = str(name)
+    if (raw === null) return fallback
+    const n = Number(raw)
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
+      return fallback
+    }
+    return n
+  }
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name)?.toLowerCase()
+    if (raw === undefined || raw === null) return fallback
+    if (['true', '1', 'yes', 'on'].includes(raw)) return true
+    if (['false', '0', 'no', 'off'].includes(raw)) return false
+    problems.push(`${name} must be true or false, got "${env[name]}"`)
+    return fallback
+  }
+  const basePath = (name: string, fallback: string): string => {
+    const raw = env[name] ?? fallback
+    const trimmed = raw.trim().replace(/\/+$/, '')
+    if (trimmed !== '' && !/^\/[A-Za-z0-9._~\-/]*$/.test(trimmed)) {
+      problems.push(`${name} must be empty or a path starting with "/", got "${raw}"`)
+      return fallback
+    }
+    return trimmed
+  }
+  const url = (name: string): string | null => {
+    const raw = str(name)
+    if (raw === null) return null
+    try {
+      const u = new URL(raw)
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol')
+      return raw.replace(/\/+$/, '')
+    } catch {
+      problems.push(`${name} must be an http(s) URL, got "${raw}"`)
+      return null
+    }
+  }
+
+  const production = str('NODE_ENV') === 'production'
+  const dataDir = resolve(str('DATA_DIR') ?? './data')
+
+  const databaseUrl = str('DATABASE_URL')
+  if (databaseUrl && databaseUrl !== 'memory://' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(`DATABASE_URL must be unset, "memory://" or a postgres:// URL`)
+  }
+  const driver = str('DATABASE_DRIVER') ?? 'bun'
+  if (driver !== 'bun' && driver !== 'postgres-js') problems.push(`DATABASE_DRIVER must be "bun" or "postgres-js", got "${driver}"`)
+
+  const s3Vars = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
+  const s3Set = s3Vars.filter((v) => str(v) !== null)
+  if (s3Set.length > 0 && s3Set.length < s3Vars.length) {
+    problems.push(`object storage needs all of ${s3Vars.join(', ')}; missing ${s3Vars.filter((v) => !s3Set.includes(v)).join(', ')}`)
+  }
+
+  const appUrl = url('APP_URL')
+  const corsOrigins = (str('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean)
+  if (production && !appUrl && corsOrigins.length === 0) {
+    problems.push('NODE_ENV=production needs APP_URL or CORS_ORIGINS (spec 2, CORS)')
+  }
+
+  const oidcAllowInsecureIssuer = bool('OIDC_ALLOW_INSECURE_ISSUER', false)
+  if (production && oidcAllowInsecureIssuer) problems.push('OIDC_ALLOW_INSECURE_ISSUER=true is refused when NODE_ENV=production')
+
+  // Secrets: required in production; generated once and kept in DATA_DIR otherwise.
+  let jwtSecret = str('JWT_SECRET')
+  let keyText = str('DATA_ENCRYPTION_KEY')
+  if (production) {
+    if (!jwtSecret) problems.push('JWT_SECRET must be set when NODE_ENV=production')
+    if (!keyText) problems.push('DATA_ENCRYPTION_KEY must be set when NODE_ENV=production (64 hex characters)')
+  } else if (!jwtSecret || !keyText) {
+    const kept = developmentSecrets(dataDir)
+    if (!jwtSecret) {
+      jwtSecret = kept.jwtSecret
+      warnings.push(`JWT_SECRET is not set: using a generated one kept in ${join(dataDir, SECRETS_FILE)}`)
+    }
+    if (!keyText) {
+      keyText = kept.dataEncryptionKey
+      warnings.push(`DATA_ENCRYPTION_KEY is not set: using a generated one kept in ${join(dataDir, SECRETS_FILE)}`)
+    }
+  }
+  if (jwtSecret && jwtSecret.length < 32) {
+    if (production) problems.push('JWT_SECRET must be at least 32 characters')
+    else warnings.push('JWT_SECRET is shorter than 32 characters')
+  }
+  let encryptionKey: Uint8Array = new Uint8Array(32)
+  if (keyText) {
+    if (/^[0-9a-fA-F]{64}$/.test(keyText)) encryptionKey = Uint8Array.from(Buffer.from(keyText, 'hex'))
+    else {
+      encryptionKey = Uint8Array.from(createHash('sha256').update(keyText).digest())
+      warnings.push('DATA_ENCRYPTION_KEY is not 64 hex characters: the key is derived from it by SHA-256')
+    }
+  }
+
+  const challengeKey = str('CHALLENGE_SECRET_KEY')
+  const challengeVerifyUrl = url('CHALLENGE_VERIFY_URL') ?? DEFAULT_CHALLENGE_VERIFY_URL
+
+  const smtpHost = str('SMTP_HOST')
+  const resendKey = str('RESEND_API_KEY')
+  const from = str('SMTP_FROM') ?? str('MAIL_FROM') ?? 'no-reply@localhost'
+  const mail: MailConfig = smtpHost
+    ? {
+        transport: 'smtp', host: smtpHost, port: int('SMTP_PORT', 587, 1, 65535),
+        user: str('SMTP_USER') ?? undefined, pass: str('SMTP_PASS') ?? undefined, from, secure: bool('SMTP_SECURE', false),
+      }
+    : resendKey
+      ? { transport: 'resend', apiKey: resendKey, from: str('MAIL_FROM') ?? from }
+      : { transport: 'log', from }
+
+  const logLevel = (str('LOG_LEVEL') ?? 'info') as Config['logLevel']
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL must be debug, info, warn, error or silent`)
+
+  const config: Config = {
+    production,
+    port: int('PORT', 3000, 0, 65535),
+    host: str('HOST') ?? '0.0.0.0',
+    clinicalBasePath: basePath('CLINICAL_BASE_PATH', ''),
+    quizBasePath: basePath('QUIZ_BASE_PATH', '/quiz'),
+    quizPort: str('QUIZ_PORT') === null ? null : int('QUIZ_PORT', 0, 0, 65535),
+    dataDir,
+    databaseUrl,
+    databaseDriver: driver === 'postgres-js' ? 'postgres-js' : 'bun',
+    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    vectorDir: str('VECTOR_DIR') ?? join(dataDir, 'lance'),
+    s3: s3Set.length === s3Vars.length
+      ? {
+          endpoint: str('S3_ENDPOINT')!, bucket: str('S3_BUCKET')!, region: str('S3_REGION')!,
+          accessKeyId: str('S3_ACCESS_KEY_ID')!, secretAccessKey: str('S3_SECRET_ACCESS_KEY')!,
+        }
+      : null,
+    maxUploadSize: int('MAX_UPLOAD_SIZE', 52428800, 1),
+    workers: int('WORKERS', 1, 0, 64),
+    jwtSecret: jwtSecret ?? '',
+    encryptionKey,
+    appUrl,
+    corsOrigins,
+    trustProxy: bool('TRUST_PROXY', false),
+    challenge: challengeKey ? { secretKey: challengeKey, verifyUrl: challengeVerifyUrl } : null,
+    oidcAllowInsecureIssuer,
+    ai: {
+      baseUrl: url('AI_BASE_URL'),
+      apiKey: str('AI_API_KEY'),
+      defaultModel: str('AI_DEFAULT_MODEL'),
+      embeddingModel: str('EMBEDDING_MODEL'),
+      sttModel: str('STT_MODEL'),
+      ttsModel: str('TTS_MODEL'),
+    },
+    mail,
+    logLevel,
+    warnings,
+  }
+  if (config.clinicalBasePath === config.quizBasePath) problems.push('CLINICAL_BASE_PATH and QUIZ_BASE_PATH must differ')
+  if (problems.length > 0) throw new ConfigError(problems)
+  return Object.freeze(config)
+}
+
+/** Secrets generated on first start outside production, kept (mode 0600) so restarts keep sessions and data readable. */
+function developmentSecrets(dataDir: string): { jwtSecret: string; dataEncryptionKey: string } {
+  const file = join(dataDir, SECRETS_FILE)
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { jwtSecret?: string; dataEncryptionKey?: string }
+    if (kept.jwtSecret && kept.dataEncryptionKey) return { jwtSecret: kept.jwtSecret, dataEncryptionKey: kept.dataEncryptionKey }
+  }
+  const secrets = { jwtSecret: randomBytes(48).toString('base64url'), dataEncryptionKey: randomBytes(32).toString('hex') }
+  mkdirSync(dataDir, { recursive: true })
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 })
+  chmodSync(file, 0o600)
+  return secrets
+}

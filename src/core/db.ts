@@ -1,0 +1,173 @@
+// One database interface over embedded PGlite and a PostgreSQL server. Services write tagged SQL and get
+// plain row arrays on every driver; the drivers' differences end in this file.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { PGlite } from '@electric-sql/pglite'
+
+export type Row = Record<string, unknown>
+
+/** A piece of SQL with its own parameters, spliced into a query: db.sql`select ... where ${fragment`a = ${x}`}`. */
+export class Fragment {
+  constructor(readonly strings: readonly string[], readonly values: readonly unknown[]) {}
+}
+export const fragment = (strings: TemplateStringsArray, ...values: unknown[]): Fragment => new Fragment(strings, values)
+/** Constant SQL text (a column list, a keyword) as a fragment. Never pass input through it. */
+export const rawSql = (text: string): Fragment => new Fragment([text], [])
+/** Joins fragments with a separator, e.g. `and`: an empty list gives `true`. */
+export const joinFragments = (parts: Fragment[], separator: string): Fragment => {
+  if (parts.length === 0) return new Fragment(['true'], [])
+  const strings: string[] = ['']
+  const values: unknown[] = []
+  parts.forEach((part, i) => {
+    if (i > 0) strings[strings.length - 1] += ` ${separator} `
+    values.push(part)
+    strings.push('')
+  })
+  return new Fragment(strings, values)
+}
+
+export interface Db {
+  readonly kind: 'pglite' | 'postgres'
+  /**
+   * A parameterised query: every `${value}` becomes `$n`, a `Fragment` is spliced in with its own parameters.
+   * Pass `null`, never `undefined`; pass objects or arrays (not JSON strings) for jsonb parameters.
+   * int8 results (count(*), bigint columns) come back as numbers on PGlite and as strings on Bun's client:
+   * cast counts with `::int`.
+   */
+  sql<T = Row>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T[]>
+  /** Runs fn in one transaction; throwing rolls it back. On a transaction handle it joins the outer one. */
+  transaction<R>(fn: (tx: Db) => Promise<R>): Promise<R>
+  /** Parameterless, possibly multi-statement SQL (migrations). */
+  exec(text: string): Promise<void>
+  close(): Promise<void>
+  /** PGlite only: the data directory as a tarball (tests start in-memory copies of a migrated template). */
+  dumpDataDir?(): Promise<Blob>
+}
+
+export interface DbOptions {
+  /** null: embedded PGlite under dataDir/pg; memory://: in-memory PGlite; postgres://: a server. */
+  url: string | null
+  dataDir: string
+  driver?: 'bun' | 'postgres-js'
+  poolSize?: number
+  /** Start an in-memory PGlite from a dumped data directory (tests load a migrated template). */
+  pgliteTemplate?: Blob
+}
+
+export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
+  const params: unknown[] = []
+  let text = ''
+  const walk = (ss: readonly string[], vs: readonly unknown[]) => {
+    ss.forEach((s, i) => {
+      text += s
+      if (i >= vs.length) return
+      const v = vs[i]
+      if (v instanceof Fragment) walk(v.strings, v.values)
+      else {
+        if (v === undefined) throw new TypeError(`undefined passed as SQL parameter after: ${s.slice(-60)}`)
+        params.push(v)
+        text += `$${params.length}`
+      }
+    })
+  }
+  walk(strings, values)
+  return { text, params }
+}
+
+/** The SQLSTATE of a database error on any driver (PGlite and postgres.js: `code`; Bun: `errno`). */
+export function pgErrorCode(err: unknown): string | null {
+  if (typeof err !== 'object' || err === null) return null
+  const e = err as { code?: unknown; errno?: unknown }
+  if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code
+  if (typeof e.errno === 'string' && /^[0-9A-Z]{5}$/.test(e.errno)) return e.errno
+  return null
+}
+export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505'
+
+export async function openDb(opts: DbOptions): Promise<Db> {
+  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
+    return opts.driver === 'postgres-js'
+      ? openPostgresJs(opts.url, opts.poolSize ?? 10)
+      : openBunSql(opts.url, opts.poolSize ?? 10)
+  }
+  return openPglite(opts)
+}
+
+async function openPglite(opts: DbOptions): Promise<Db> {
+  const { PGlite } = await import('@electric-sql/pglite')
+  let pg: PGlite
+  if (opts.url === 'memory://') pg = await PGlite.create(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {})
+  else {
+    const dir = join(opts.dataDir, 'pg')
+    mkdirSync(dir, { recursive: true })
+    pg = await PGlite.create({ dataDir: dir })
+  }
+  type Queryable = Pick<PGlite, 'query' | 'exec'>
+  const make = (q: Queryable, inTx: boolean): Db => ({
+    kind: 'pglite',
+    async sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
+      const { text, params } = compile(strings, values)
+      return (await q.query<T>(text, params)).rows
+    },
+    transaction: inTx
+      ? (fn) => fn(make(q, true))
+      : (fn) => pg.transaction((tx) => fn(make(tx, true))),
+    async exec(text) {
+      await q.exec(text)
+    },
+    close: () => pg.close(),
+    dumpDataDir: () => pg.dumpDataDir('none'),
+  })
+  return make(pg, false)
+}
+
+async function openBunSql(url: string, max: number): Promise<Db> {
+  const { SQL } = await import('bun')
+  const client = new SQL({ url, max, idleTimeout: 30, onconnect: undefined })
+  type Runner = { unsafe: (text: string, params?: unknown[]) => Promise<unknown> }
+  const make = (q: Runner, inTx: boolean): Db => ({
+    kind: 'postgres',
+    async sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
+      const { text, params } = compile(strings, values)
+      // Bun's result is an array with extra fields (count, command); spread into a plain array.
+      return [...((await q.unsafe(text, params)) as T[])]
+    },
+    transaction: inTx
+      ? (fn) => fn(make(q, true))
+      : (fn) => client.begin((tx) => fn(make(tx as unknown as Runner, true))) as Promise<never>,
+    async exec(text) {
+      await q.unsafe(text)
+    },
+    close: () => client.close(),
+  })
+  await client.unsafe('select 1')
+  return make(client as unknown as Runner, false)
+}
+
+async function openPostgresJs(url: string, max: number): Promise<Db> {
+  const postgres = (await import('postgres')).default
+  // max_pipeline 1: with the default pipelining the request queue grows under sustained load (scripts/bench/db-drivers.ts).
+  const client = postgres(url, {
+    max,
+    max_pipeline: 1,
+    onnotice: () => {},
+    types: { int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
+  } as Parameters<typeof postgres>[1])
+  type Runner = { unsafe: (text: string, params?: never[]) => Promise<unknown> }
+  const make = (q: Runner, inTx: boolean): Db => ({
+    kind: 'postgres',
+    async sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
+      const { text, params } = compile(strings, values)
+      return [...((await q.unsafe(text, params as never[])) as T[])]
+    },
+    transaction: inTx
+      ? (fn) => fn(make(q, true))
+      : (fn) => client.begin((tx) => fn(make(tx as unknown as Runner, true))) as Promise<never>,
+    async exec(text) {
+      await q.unsafe(text)
+    },
+    close: () => client.end({ timeout: 5 }),
+  })
+  await client.unsafe('select 1')
+  return make(client as unknown as Runner, false)
+}

@@ -1,0 +1,298 @@
+// The job queue: a PostgreSQL table drained by in-process workers. Claims use FOR UPDATE SKIP LOCKED so two
+// workers (in one process or several) never run one job; a lease, renewed while the job runs, lets another
+// worker reclaim a job whose process died. WORKERS=0 runs each job inline, inside the request that enqueued it.
+import { hostname } from 'node:os'
+import { rawSql as raw, type Db } from './db'
+import type { Logger } from './log'
+
+export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled'
+
+export interface JobStep {
+  /** Human-readable progress line. */
+  message: string
+  /** Optional machine-readable name and state (document processing steps use both). */
+  name?: string
+  status?: string
+  at: string
+}
+
+export interface JobRecord {
+  id: string
+  kind: string
+  service: string
+  owner_id: number | null
+  title: string
+  status: JobStatus
+  payload: unknown
+  steps: JobStep[]
+  result: unknown
+  error: string | null
+  attempts: number
+  created_at: Date
+  started_at: Date | null
+  finished_at: Date | null
+}
+
+export interface JobContext<P = unknown> {
+  readonly id: string
+  readonly payload: P
+  readonly ownerId: number | null
+  /** Aborted when the job is cancelled or the process shuts down. */
+  readonly signal: AbortSignal
+  /** Appends a step, renews the lease, and throws JobCancelled when the job was cancelled meanwhile. */
+  step(message: string, extra?: { name?: string; status?: string }): Promise<void>
+  /** Throws JobCancelled when the job was cancelled (a cheap check between steps). */
+  throwIfCancelled(): Promise<void>
+}
+
+export type JobHandler<P = any> = (ctx: JobContext<P>) => Promise<unknown>
+
+/** Thrown inside a handler to stop a cancelled job; its transaction rolls back, nothing is half made. */
+export class JobCancelled extends Error {
+  constructor() {
+    super('job cancelled')
+  }
+}
+/** Thrown when another worker took the job over (this worker stalled past its lease). */
+class JobLost extends Error {}
+
+export interface EnqueueOptions {
+  service: string
+  ownerId?: number | null
+  title?: string
+  maxAttempts?: number
+}
+
+export interface Jobs {
+  register<P>(kind: string, handler: JobHandler<P>): void
+  /** Inserts the job. With WORKERS=0 it runs it before returning, and the record returned is final. */
+  enqueue(kind: string, payload: unknown, opts: EnqueueOptions): Promise<JobRecord>
+  get(id: string): Promise<JobRecord | null>
+  listForOwner(service: string, ownerId: number, limit?: number): Promise<JobRecord[]>
+  /** Cancels a pending or running job: `cancelled`, `not_running` (already finished) or `not_found`. */
+  cancel(id: string): Promise<'cancelled' | 'not_running' | 'not_found'>
+  /** Claims and runs one job; false when none was claimable. Workers loop on it; tests call it directly. */
+  runOnce(workerId?: string): Promise<boolean>
+  start(): void
+  /** Stops claiming, waits up to graceMs for running jobs, then hands the rest back to the queue. */
+  stop(graceMs?: number): Promise<void>
+  readonly inline: boolean
+}
+
+export interface JobsOptions {
+  workers: number
+  leaseMs?: number
+  pollMs?: number
+}
+
+export const DEFAULT_LEASE_MS = 60_000
+export const DEFAULT_POLL_MS = 1_000
+
+const COLUMNS = 'id, kind, service, owner_id, title, status, payload, steps, result, error, attempts, created_at, started_at, finished_at'
+
+export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS
+  const pollMs = opts.pollMs ?? DEFAULT_POLL_MS
+  const handlers = new Map<string, JobHandler>()
+  const running = new Map<string, { controller: AbortController; worker: string; done: Promise<void> }>()
+  const processId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
+  let stopping = false
+  let loops: Promise<void>[] = []
+  const waiting = new Set<() => void>()
+  const wakeAll = () => {
+    for (const resume of waiting) resume()
+    waiting.clear()
+  }
+  const leaseInterval = `${leaseMs} milliseconds`
+
+  const read = async (id: string) => {
+    const [row] = await db.sql<JobRecord>`select ${raw(COLUMNS)} from core.jobs where id = ${id}`
+    return row ?? null
+  }
+
+  async function execute(job: JobRecord, worker: string): Promise<void> {
+    const handler = handlers.get(job.kind)
+    const controller = new AbortController()
+    let finish!: () => void
+    const done = new Promise<void>((r) => (finish = r))
+    running.set(job.id, { controller, worker, done })
+    const check = async (row: { status: string; locked_by: string | null } | undefined) => {
+      if (!row || row.status === 'cancelled') {
+        controller.abort()
+        throw new JobCancelled()
+      }
+      if (row.locked_by !== worker) {
+        controller.abort()
+        throw new JobLost()
+      }
+    }
+    const ctx: JobContext = {
+      id: job.id,
+      payload: job.payload,
+      ownerId: job.owner_id,
+      signal: controller.signal,
+      async step(message, extra) {
+        const step: JobStep = { message, ...extra, at: new Date().toISOString() }
+        const [row] = await db.sql<{ status: string; locked_by: string | null }>`
+          update core.jobs set steps = steps || jsonb_build_array(${step}::jsonb),
+            lease_until = case when status = 'running' then now() + ${leaseInterval}::interval else lease_until end
+          where id = ${job.id} and status in ('running', 'cancelled')
+          returning status, locked_by`
+        await check(row)
+      },
+      async throwIfCancelled() {
+        const [row] = await db.sql<{ status: string; locked_by: string | null }>`
+          select status, locked_by from core.jobs where id = ${job.id}`
+        await check(row)
+      },
+    }
+    // Renew the lease while the handler works between steps.
+    const heartbeat = setInterval(() => {
+      db.sql<{ status: string }>`
+        update core.jobs set lease_until = now() + ${leaseInterval}::interval
+        where id = ${job.id} and locked_by = ${worker} and status = 'running' returning status`
+        .then((rows) => {
+          if (rows.length === 0) controller.abort()
+        })
+        .catch((err) => log.warn({ err, job: job.id }, 'job lease renewal failed'))
+    }, Math.max(50, Math.floor(leaseMs / 3)))
+    try {
+      if (!handler) throw new Error(`no handler registered for job kind "${job.kind}"`)
+      const result = await handler(ctx)
+      await db.sql`
+        update core.jobs set status = 'completed', result = ${{ value: result ?? null }}::jsonb -> 'value',
+          finished_at = now(), lease_until = null
+        where id = ${job.id} and status = 'running' and locked_by = ${worker}`
+    } catch (err) {
+      if (err instanceof JobCancelled || err instanceof JobLost) {
+        log.info({ job: job.id, kind: job.kind }, err instanceof JobLost ? 'job taken over by another worker' : 'job cancelled')
+      } else {
+        const message = err instanceof Error ? err.message : String(err)
+        log.warn({ err, job: job.id, kind: job.kind }, 'job failed')
+        await db.sql`
+          update core.jobs set status = 'failed', error = ${message.slice(0, 2000)}, finished_at = now(), lease_until = null
+          where id = ${job.id} and status = 'running' and locked_by = ${worker}`
+      }
+    } finally {
+      clearInterval(heartbeat)
+      running.delete(job.id)
+      finish()
+    }
+  }
+
+  const jobs: Jobs = {
+    inline: opts.workers === 0,
+    register(kind, handler) {
+      handlers.set(kind, handler as JobHandler)
+    },
+    async enqueue(kind, payload, o) {
+      if (!handlers.has(kind)) throw new Error(`unknown job kind "${kind}"`)
+      const id = crypto.randomUUID()
+      const inlineWorker = `${processId}:inline`
+      const [row] = await db.sql<JobRecord>`
+        insert into core.jobs (id, kind, service, owner_id, title, payload, max_attempts, status, locked_by, lease_until, attempts, started_at)
+        values (${id}, ${kind}, ${o.service}, ${o.ownerId ?? null}, ${o.title ?? ''}, ${{ value: payload ?? null }}::jsonb -> 'value',
+          ${o.maxAttempts ?? 3},
+          ${jobs.inline ? 'running' : 'pending'}, ${jobs.inline ? inlineWorker : null},
+          ${jobs.inline ? new Date(Date.now() + leaseMs).toISOString() : null}, ${jobs.inline ? 1 : 0},
+          ${jobs.inline ? new Date().toISOString() : null})
+        returning ${raw(COLUMNS)}`
+      if (jobs.inline) {
+        await execute(row!, inlineWorker)
+        return (await read(id))!
+      }
+      wakeAll()
+      return row!
+    },
+    get: read,
+    async listForOwner(service, ownerId, limit = 20) {
+      return db.sql<JobRecord>`
+        select ${raw(COLUMNS)} from core.jobs
+        where service = ${service} and owner_id = ${ownerId}
+        order by created_at desc limit ${limit}`
+    },
+    async cancel(id) {
+      const [row] = await db.sql<{ status: JobStatus }>`
+        with target as (select id, status from core.jobs where id = ${id} for update),
+        changed as (
+          update core.jobs j set status = 'cancelled', finished_at = now(), lease_until = null
+          from target where j.id = target.id and target.status in ('pending', 'running')
+          returning j.id
+        )
+        select case when exists (select 1 from changed) then 'cancelled' else target.status end as status from target`
+      if (!row) return 'not_found'
+      if (row.status !== 'cancelled') return 'not_running'
+      running.get(id)?.controller.abort()
+      return 'cancelled'
+    },
+    async runOnce(workerId = `${processId}:w0`) {
+      const kinds = [...handlers.keys()]
+      if (kinds.length === 0) return false
+      const [job] = await db.sql<JobRecord & { max_attempts: number }>`
+        update core.jobs set status = 'running', locked_by = ${workerId}, attempts = attempts + 1,
+          lease_until = now() + ${leaseInterval}::interval, started_at = coalesce(started_at, now())
+        where id = (
+          select id from core.jobs
+          where (status = 'pending' or (status = 'running' and lease_until < now())) and kind = any(${kinds}::text[])
+          order by created_at limit 1
+          for update skip locked
+        )
+        returning ${raw(COLUMNS)}, max_attempts`
+      if (!job) return false
+      if (job.attempts > job.max_attempts) {
+        await db.sql`
+          update core.jobs set status = 'failed', finished_at = now(), lease_until = null,
+            error = ${`abandoned after ${job.max_attempts} attempts: the worker running it stopped`}
+          where id = ${job.id} and locked_by = ${workerId}`
+        return true
+      }
+      if (job.attempts > 1) log.warn({ job: job.id, kind: job.kind, attempt: job.attempts }, 'job reclaimed after an expired lease')
+      await execute(job, workerId)
+      return true
+    },
+    start() {
+      stopping = false
+      loops = Array.from({ length: opts.workers }, (_, n) => (async () => {
+        const worker = `${processId}:w${n}`
+        while (!stopping) {
+          let claimed = false
+          try {
+            claimed = await jobs.runOnce(worker)
+          } catch (err) {
+            log.error({ err }, 'job worker could not claim')
+          }
+          if (!claimed && !stopping) {
+            await new Promise<void>((resolve) => {
+              const resume = () => {
+                clearTimeout(timer)
+                waiting.delete(resume)
+                resolve()
+              }
+              const timer = setTimeout(resume, pollMs)
+              waiting.add(resume)
+            })
+          }
+        }
+      })())
+    },
+    async stop(graceMs = 10_000) {
+      stopping = true
+      wakeAll()
+      const inFlight = [...running.entries()]
+      if (inFlight.length > 0) {
+        const all = Promise.all(inFlight.map(([, r]) => r.done))
+        await Promise.race([all, Bun.sleep(graceMs)])
+      }
+      // Hand unfinished jobs back so another worker (or the next start) claims them; their attempt is not counted.
+      for (const [id, r] of running) {
+        r.controller.abort()
+        await db.sql`
+          update core.jobs set status = 'pending', locked_by = null, lease_until = null, attempts = greatest(attempts - 1, 0)
+          where id = ${id} and locked_by = ${r.worker} and status = 'running'`
+      }
+      await Promise.race([Promise.all(loops), Bun.sleep(1000)])
+      loops = []
+    },
+  }
+  return jobs
+}

@@ -1,0 +1,70 @@
+// Entry: config -> database -> migrations -> apps -> listen; graceful shutdown on SIGTERM/SIGINT.
+import { boot } from './app'
+import { ConfigError, loadConfig } from './config'
+import { createLogger } from './core/log'
+import { MigrationError } from './core/migrate'
+import { startSchedules } from './core/schedule'
+import { plugins } from '../plugins'
+
+const SHUTDOWN_GRACE_MS = 15_000
+/** The largest body any route accepts (quiz PDF upload, 25 MB transcription); routes check their own limits. */
+const BODY_LIMIT_SLACK = 1024 * 1024
+
+async function main() {
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message)
+      process.exit(1)
+    }
+    throw err
+  }
+  const log = createLogger(config.logLevel)
+  const started = performance.now()
+  let booted
+  try {
+    booted = await boot(config, plugins, { log })
+  } catch (err) {
+    if (err instanceof MigrationError) log.fatal({ file: err.file, error: (err.cause as Error)?.message }, err.message)
+    else log.fatal({ err }, 'start-up failed')
+    process.exit(1)
+  }
+  const maxRequestBodySize = Math.max(config.maxUploadSize, 25 * 1024 * 1024) + BODY_LIMIT_SLACK
+  const server = Bun.serve({ port: config.port, hostname: config.host, maxRequestBodySize, fetch: booted.fetch })
+  const quizServer = config.quizPort !== null
+    ? Bun.serve({ port: config.quizPort, hostname: config.host, maxRequestBodySize, fetch: booted.quizFetch })
+    : null
+  booted.core.jobs.start()
+  const stopSchedules = startSchedules(booted.core, booted.schedules)
+  log.info({
+    url: `http://${config.host}:${server.port}${config.clinicalBasePath}/`,
+    quiz: `http://${config.host}:${server.port}${config.quizBasePath}/`,
+    quizPort: quizServer?.port ?? null,
+    workers: config.workers,
+    database: booted.core.db.kind,
+    ms: Math.round(performance.now() - started),
+  }, 'listening')
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
+    stopSchedules()
+    const forced = setTimeout(() => {
+      log.error('shutdown took too long; exiting')
+      process.exit(1)
+    }, SHUTDOWN_GRACE_MS + 5_000)
+    await Promise.race([Promise.all([server.stop(false), quizServer?.stop(false)]), Bun.sleep(SHUTDOWN_GRACE_MS)])
+    await booted.shutdown()
+    clearTimeout(forced)
+    log.info('stopped')
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+await main()

@@ -1,0 +1,146 @@
+// Starts the real app for a test file: the same boot() as production, on an in-memory PGlite loaded from a
+// migrated template (fast), or on a fresh database of the PostgreSQL server at TEST_DATABASE_URL.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { boot, ROOT_DIR, type Booted, type BootOptions } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import { openDb, type Db } from '../../src/core/db'
+import { createLogger } from '../../src/core/log'
+import { migrate } from '../../src/core/migrate'
+import { plugins } from '../../plugins'
+
+export type DatabaseTarget = 'pglite' | 'postgres'
+
+/** PGlite always; the PostgreSQL server too when TEST_DATABASE_URL is set. */
+export function databaseTargets(): DatabaseTarget[] {
+  return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite']
+}
+
+let template: Promise<Blob> | null = null
+/** One migrated PGlite, dumped once per test process; every test app loads a copy of it. */
+function pgliteTemplate(): Promise<Blob> {
+  template ??= (async () => {
+    const db = await openDb({ url: 'memory://', dataDir: tmpdir() })
+    await migrate(db, [
+      { owner: 'core', dir: join(ROOT_DIR, 'sql') },
+      ...plugins.map((p) => ({ owner: p.name, dir: join(p.dir, 'sql') })),
+    ])
+    const dump = await db.dumpDataDir!()
+    await db.close()
+    return dump
+  })()
+  return template
+}
+
+/** A fresh, empty database on the server of TEST_DATABASE_URL; dropped by the returned function. */
+export async function freshServerDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = new URL(process.env.TEST_DATABASE_URL!)
+  const name = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const { SQL } = await import('bun')
+  const admin = new SQL({ url: base.toString(), max: 1 })
+  await admin.unsafe(`create database "${name}"`)
+  await admin.close()
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const a = new SQL({ url: base.toString(), max: 1 })
+      await a.unsafe(`drop database if exists "${name}" with (force)`)
+      await a.close()
+    },
+  }
+}
+
+export interface TestAppOptions {
+  target?: DatabaseTarget
+  env?: Record<string, string | undefined>
+  boot?: BootOptions
+}
+
+export interface RequestOptions {
+  token?: string
+  headers?: Record<string, string>
+  /** Client address (sent as X-Forwarded-For; test apps run with TRUST_PROXY=true). */
+  ip?: string
+}
+
+export interface TestApp {
+  booted: Booted
+  db: Db
+  dataDir: string
+  request(path: string, init?: RequestInit & RequestOptions): Promise<Response>
+  get(path: string, opts?: RequestOptions): Promise<Response>
+  post(path: string, body?: unknown, opts?: RequestOptions): Promise<Response>
+  put(path: string, body?: unknown, opts?: RequestOptions): Promise<Response>
+  patch(path: string, body?: unknown, opts?: RequestOptions): Promise<Response>
+  delete(path: string, opts?: RequestOptions): Promise<Response>
+  /** Posts an HTML form (application/x-www-form-urlencoded), as a browser without JavaScript does. */
+  form(path: string, fields: Record<string, string>, opts?: RequestOptions): Promise<Response>
+  close(): Promise<void>
+}
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const target = opts.target ?? 'pglite'
+  const dataDir = mkdtempSync(join(tmpdir(), 'app-test-'))
+  let server: Awaited<ReturnType<typeof freshServerDatabase>> | null = null
+  let databaseUrl = 'memory://'
+  if (target === 'postgres') {
+    server = await freshServerDatabase()
+    databaseUrl = server.url
+  }
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
+    WORKERS: '0',
+    TRUST_PROXY: 'true',
+    LOG_LEVEL: process.env.LOG_LEVEL,
+    DATABASE_POOL_SIZE: '4',
+    ...opts.env,
+  })
+  const log = createLogger(config.logLevel)
+  const bootOpts: BootOptions = { log, ...opts.boot }
+  if (target === 'pglite' && !bootOpts.db) bootOpts.pgliteTemplate = await pgliteTemplate()
+  const booted = await boot(config, plugins, bootOpts)
+
+  const request = (path: string, init: RequestInit & RequestOptions = {}) => {
+    const { token, ip, headers, ...rest } = init
+    const h = new Headers(headers)
+    if (token) h.set('authorization', `Bearer ${token}`)
+    h.set('x-forwarded-for', ip ?? '10.0.0.1')
+    return booted.fetch(new Request(`http://localhost${path}`, { ...rest, headers: h }))
+  }
+  const withBody = (method: string) => (path: string, body?: unknown, o: RequestOptions = {}) =>
+    request(path, {
+      method,
+      ...o,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...o.headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+  return {
+    booted,
+    db: booted.core.db,
+    dataDir,
+    request,
+    get: (path, o = {}) => request(path, { method: 'GET', ...o }),
+    post: withBody('POST'),
+    put: withBody('PUT'),
+    patch: withBody('PATCH'),
+    delete: (path, o = {}) => request(path, { method: 'DELETE', ...o }),
+    form: (path, fields, o = {}) =>
+      request(path, {
+        method: 'POST',
+        ...o,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...o.headers },
+        body: new URLSearchParams(fields).toString(),
+      }),
+    async close() {
+      await booted.shutdown()
+      await server?.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,71 @@
+// The shared htmx layout: real links and forms first, htmx on top (hx-boost), htmx served by the app itself.
+import type { PropsWithChildren } from '@kitajs/html'
+
+export interface LayoutProps {
+  title: string
+  /** The app's base path, e.g. `/quiz`: assets and links are relative to it. */
+  base: string
+  brand: string
+  nav?: JSX.Element
+  flash?: { kind: 'ok' | 'error'; text: string } | null
+}
+
+// htmx 2 swaps 4xx/5xx nothing by default; 422 (a form re-rendered with its messages) must swap.
+const HTMX_CONFIG = JSON.stringify({
+  responseHandling: [
+    { code: '204', swap: false },
+    { code: '[23]..', swap: true },
+    { code: '422', swap: true },
+    { code: '[45]..', swap: false, error: true },
+  ],
+  historyCacheSize: 0,
+})
+
+export const Layout = ({ title, base, brand, nav, flash, children }: PropsWithChildren<LayoutProps>) => (
+  <>
+    {'<!doctype html>'}
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content={HTMX_CONFIG} />
+        <title safe>{`${title} · ${brand}`}</title>
+        <link rel="stylesheet" href={`${base}/static/app.css`} />
+        <script src={`${base}/static/htmx.min.js`} defer></script>
+        <script src={`${base}/static/app.js`} defer></script>
+      </head>
+      <body hx-boost="true">
+        <header class="site">
+          <a class="brand" href={`${base}/`} safe>{brand}</a>
+          <nav>{nav}</nav>
+        </header>
+        <main>
+          <div id="flash" class={flash ? `flash ${flash.kind}` : ''} role="status">{flash ? <span safe>{flash.text}</span> : ''}</div>
+          {children}
+        </main>
+      </body>
+    </html>
+  </>
+)
+
+/** A labelled input with its error message, for forms re-rendered after a rule failure. */
+export const Field = (p: { label: string; name: string; type?: string; value?: string; error?: string; autocomplete?: string; required?: boolean; minlength?: number }) => (
+  <label>
+    <span safe>{p.label}</span>
+    <input
+      name={p.name}
+      type={p.type ?? 'text'}
+      value={p.value ?? ''}
+      autocomplete={p.autocomplete}
+      required={p.required}
+      minlength={p.minlength}
+      aria-invalid={p.error ? 'true' : undefined}
+      aria-describedby={p.error ? `${p.name}-error` : undefined}
+    />
+    {p.error ? <span class="field-error" id={`${p.name}-error`} safe>{p.error}</span> : ''}
+  </label>
+)
+
+/** htmx request for a fragment: HX-Request without HX-Boosted (a boosted request gets the whole page). */
+export const isFragment = (request: Request) =>
+  request.headers.get('hx-request') === 'true' && request.headers.get('hx-boosted') !== 'true'

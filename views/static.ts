@@ -1,0 +1,27 @@
+// Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN),
+// and the house stylesheet.
+import { Elysia } from 'elysia'
+import { join } from 'node:path'
+
+const moduleFile = (specifier: string) => Bun.resolveSync(specifier, import.meta.dir)
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'htmx.min.js': { file: moduleFile('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
+  'app.css': { file: join(import.meta.dir, 'static', 'app.css'), type: 'text/css; charset=utf-8' },
+  'app.js': { file: join(import.meta.dir, 'static', 'app.js'), type: 'text/javascript; charset=utf-8' },
+  'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
+  'swagger/swagger-ui.css': { file: moduleFile('swagger-ui-dist/swagger-ui.css'), type: 'text/css; charset=utf-8' },
+}
+
+export const staticAssets = () =>
+  new Elysia({ name: 'views.static' }).get(
+    '/static/*',
+    ({ params, status }) => {
+      const asset = ASSETS[params['*']]
+      if (!asset) return status(404, 'Not Found')
+      return new Response(Bun.file(asset.file), {
+        headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+      })
+    },
+    { detail: { hide: true } },
+  )
