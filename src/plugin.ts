@@ -47,3 +47,12 @@ export interface PluginDefinition {
 }
 
 export const definePlugin = (plugin: PluginDefinition): PluginDefinition => plugin
+
+const seeds = new WeakMap<Core, number>()
+let nextSeed = 1
+/** A small number identifying one Core: the `seed` of named Elysia plugins that close over it. */
+export function coreSeed(core: Core): number {
+  let seed = seeds.get(core)
+  if (seed === undefined) seeds.set(core, (seed = nextSeed++))
+  return seed
+}

@@ -1,0 +1,68 @@
+// Spec 1, Auth: the JSON API of accounts. Routing, guards, validation and response shaping only.
+import { Elysia, t } from 'elysia'
+import { verifyChallenge } from '../../../src/auth/challenge'
+import type { Core } from '../../../src/plugin'
+import { quizAuth } from '../guard'
+import {
+  EmailBody, ForgotPasswordBody, LoginBody, MessageResponse, RegisterBody, RegisterResponse, ResetPasswordBody,
+  TokenQuery, TokenResponse, UpdateMeBody, UpdateMeResponse, UserResponse, UserSettings,
+} from '../model'
+import * as accounts from '../services/accounts'
+
+const tags = ['Auth']
+
+export const authRoutes = (core: Core) =>
+  new Elysia({ prefix: '/api/auth' })
+    .use(quizAuth(core))
+    .post('/register', async ({ body, request }) => {
+      await verifyChallenge(core.config.challenge, body.challenge_token, core.clientAddress(request))
+      return accounts.register(core, body)
+    }, {
+      body: RegisterBody, response: RegisterResponse,
+      detail: { tags, summary: 'Register', description: 'The first user ever becomes admin and verified and receives a token. Later users receive a verification email. 403 when an admin has disabled registration; 409 when the email is taken.' },
+    })
+    .post('/login', async ({ body, request }) => {
+      const ip = core.clientAddress(request)
+      await core.rateLimit.consume(accounts.LOGIN_RULE, ip)
+      await verifyChallenge(core.config.challenge, body.challenge_token, ip)
+      return { access_token: await accounts.login(core, body.email, body.password), token_type: 'bearer' as const }
+    }, {
+      body: LoginBody, response: TokenResponse,
+      detail: { tags, summary: 'Log in', description: '401 invalid credentials; 403 email not verified; 429 (with Retry-After) after 10 attempts per client address per 15 minutes.' },
+    })
+    .get('/verify-email', async ({ query }) => ({ message: await accounts.verifyEmail(core, query.token) }), {
+      query: TokenQuery, response: MessageResponse,
+      detail: { tags, summary: 'Verify an email address', description: '400 for an invalid, used or expired (24 h) token.' },
+    })
+    .post('/resend-verification', async ({ body }) => ({ message: await accounts.resendVerification(core, body.email) }), {
+      body: EmailBody, response: MessageResponse,
+      detail: { tags, summary: 'Resend the verification email', description: 'The same message whether or not the address exists.' },
+    })
+    .post('/forgot-password', async ({ body, request }) => {
+      await verifyChallenge(core.config.challenge, body.challenge_token, core.clientAddress(request))
+      return { message: await accounts.forgotPassword(core, body.email) }
+    }, {
+      body: ForgotPasswordBody, response: MessageResponse,
+      detail: { tags, summary: 'Request a password reset email', description: 'Deliberately vague; the email is sent in the background. 429 after 3 requests per email address per hour.' },
+    })
+    .post('/reset-password', async ({ body }) => ({ message: await accounts.resetPassword(core, body.token, body.new_password) }), {
+      body: ResetPasswordBody, response: MessageResponse,
+      detail: { tags, summary: 'Reset the password with an emailed token', description: 'Tokens are single use and expire after 1 hour (400). Earlier access tokens stop working.' },
+    })
+    .get('/me', ({ user }) => accounts.toUserResponse(user), {
+      role: 'user', response: UserResponse, detail: { tags, summary: 'The signed-in user' },
+    })
+    .put('/me', ({ user, body }) => accounts.updateMe(core, user, body), {
+      role: 'user', body: UpdateMeBody, response: UpdateMeResponse,
+      detail: { tags, summary: 'Update name or password', description: 'Changing the password needs current_password (400 when missing or wrong) and returns a fresh access_token; older tokens stop working.' },
+    })
+    .get('/me/settings', ({ user }) => accounts.getUserSettings(core, user.id), {
+      role: 'user', response: UserSettings, detail: { tags, summary: 'The caller\'s settings (kept in the temporary store)' },
+    })
+    .put('/me/settings', async ({ user, body }) => {
+      await accounts.saveUserSettings(core, user.id, body)
+      return { saved: true as const }
+    }, {
+      role: 'user', body: t.Unknown({ description: 'Any JSON object, at most 64 KiB' }), response: t.Object({ saved: t.Literal(true) }),
+      detail: { tags, summary: 'Replace the caller\'s settings' },
+    })
