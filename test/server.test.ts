@@ -1,0 +1,111 @@
+// The real process on real ports: start-up, the QUIZ_PORT mount, the client address rule, and graceful
+// shutdown (SIGTERM finishes in-flight requests and exits 0).
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+
+const ROOT = join(import.meta.dir, '..')
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, fetch: () => new Response() })
+  const port = s.port!
+  s.stop(true)
+  return port
+}
+
+async function waitHealthy(url: string, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {}
+    await Bun.sleep(100)
+  }
+  throw new Error(`not healthy: ${url}`)
+}
+
+describe('server process', () => {
+  let proc: Subprocess<'ignore', 'pipe', 'pipe'>
+  let port = 0
+  let quizPort = 0
+  let dataDir = ''
+  let output = ''
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'server-test-'))
+    port = await freePort()
+    quizPort = await freePort()
+    proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), QUIZ_PORT: String(quizPort), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: 'memory://', LOG_LEVEL: 'info', TRUST_PROXY: 'false' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    void (async () => {
+      for await (const chunk of proc.stdout) output += new TextDecoder().decode(chunk)
+    })()
+    await waitHealthy(`http://127.0.0.1:${port}/api/health`)
+  })
+  afterAll(() => {
+    proc.kill('SIGKILL')
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('serves the quiz app under /quiz and at the root of QUIZ_PORT', async () => {
+    const mounted = await fetch(`http://127.0.0.1:${port}/quiz/api/auth/me`)
+    expect(mounted.status).toBe(401)
+    const ownPort = await fetch(`http://127.0.0.1:${quizPort}/api/auth/me`)
+    expect(ownPort.status).toBe(401)
+    expect(await ownPort.json()).toEqual({ detail: 'Not authenticated' })
+    const page = await fetch(`http://127.0.0.1:${quizPort}/login`)
+    expect(page.status).toBe(200)
+  })
+
+  it('without TRUST_PROXY the rate limit keys on the socket address: a forged X-Forwarded-For does not escape it', async () => {
+    let last = 0
+    for (let i = 0; i < 11; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/quiz/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `203.0.113.${i}` },
+        body: JSON.stringify({ email: 'nobody@example.test', password: 'whatever1' }),
+      })
+      last = res.status
+    }
+    expect(last).toBe(429)
+  })
+
+  it('writes one JSON line per request without query strings', async () => {
+    await fetch(`http://127.0.0.1:${port}/quiz/api/auth/verify-email?token=secret-token-value`)
+    await Bun.sleep(200)
+    const line = output.split('\n').find((l) => l.includes('"path":"/quiz/api/auth/verify-email"'))
+    expect(line).toBeDefined()
+    expect(JSON.parse(line!)).toMatchObject({ msg: 'request', method: 'GET', status: 400, service: 'quiz' })
+    expect(output).not.toContain('secret-token-value')
+  })
+
+  it('SIGTERM finishes an in-flight request, then exits 0', async () => {
+    // A request whose body arrives slowly is in flight when the signal comes.
+    let push!: (s: string) => void
+    let end!: () => void
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        push = (s) => controller.enqueue(new TextEncoder().encode(s))
+        end = () => controller.close()
+      },
+    })
+    const pending = fetch(`http://127.0.0.1:${port}/quiz/api/auth/resend-verification`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half',
+    } as RequestInit)
+    push('{"email":')
+    await Bun.sleep(300)
+    proc.kill('SIGTERM')
+    await Bun.sleep(300)
+    push('"late@example.test"}')
+    end()
+    const res = await pending
+    expect(res.status).toBe(200)
+    expect(await proc.exited).toBe(0)
+    expect(output).toContain('"msg":"stopped"')
+  })
+})
