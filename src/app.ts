@@ -156,7 +156,7 @@ const DOCS: Record<ServiceStyle, { title: string; description: string }> = {
       'Turns PDFs into multiple-choice quizzes, keeps a shared question bank and records attempts (spec 1).',
       '',
       'Authentication: `Authorization: Bearer <access_token>` from register (first user) or login. Tokens are',
-      'HS256 JWTs valid for 7 days; changing or resetting the password, a role change or deleting the user ends them.',
+      'HS256 JWTs valid for 7 days; changing or resetting the password, or deleting the user, ends them (a role change applies at once).',
       '',
       'Errors are FastAPI-style: `{"detail": "message"}`; validation failures are 422 with',
       '`{"detail": [{"loc": ["body", "field"], "msg": "...", "type": "..."}]}`. Missing or invalid credentials: 401',

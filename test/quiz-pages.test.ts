@@ -75,7 +75,7 @@ for (const target of databaseTargets()) {
       const renamed = await t.form('/quiz/account/profile', { name: '<img src=x onerror=alert(1)>' }, { headers: { cookie: adminCookie } })
       expect(renamed.status).toBe(303)
       const page = await (await t.get('/quiz/', { headers: { ...html, cookie: adminCookie } })).text()
-      expect(page).toContain('<span class="muted">&lt;img src=x onerror=alert(1)&gt;</span>')
+      expect(page).toContain('<span class="muted" id="nav-name">&lt;img src=x onerror=alert(1)&gt;</span>')
       expect(page).not.toContain('><img src=x')
     })
 
@@ -92,7 +92,8 @@ for (const target of databaseTargets()) {
       const fragment = await t.form('/quiz/account/profile', { name: 'Again Renamed' }, { headers: { cookie: adminCookie, 'hx-request': 'true' } })
       expect(fragment.status).toBe(200)
       const body = await fragment.text()
-      expect(body).toStartWith('<form id="profile"')
+      expect(body).toContain('<form id="profile"')
+      expect(body).toContain('<span class="muted" id="nav-name" hx-swap-oob="true">Again Renamed</span>')
       expect(body).toContain('value="Again Renamed"')
       expect(body).not.toContain('<html')
       const empty = await t.form('/quiz/account/profile', { name: '' }, { headers: { cookie: adminCookie, 'hx-request': 'true' } })

@@ -43,7 +43,12 @@ describe('server process', () => {
       stderr: 'pipe',
     })
     void (async () => {
-      for await (const chunk of proc.stdout) output += new TextDecoder().decode(chunk)
+      const reader = proc.stdout.getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        output += new TextDecoder().decode(value)
+      }
     })()
     await waitHealthy(`http://127.0.0.1:${port}/api/health`)
   })

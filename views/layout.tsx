@@ -30,6 +30,7 @@ export const Layout = ({ title, base, brand, nav, flash, children }: PropsWithCh
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="htmx-config" content={HTMX_CONFIG} />
         <title safe>{`${title} · ${brand}`}</title>
+        <link rel="icon" href={`${base}/static/favicon.svg`} type="image/svg+xml" />
         <link rel="stylesheet" href={`${base}/static/app.css`} />
         <script src={`${base}/static/htmx.min.js`} defer></script>
         <script src={`${base}/static/app.js`} defer></script>

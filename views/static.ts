@@ -8,6 +8,7 @@ const moduleFile = (specifier: string) => Bun.resolveSync(specifier, import.meta
 const ASSETS: Record<string, { file: string; type: string }> = {
   'htmx.min.js': { file: moduleFile('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
   'app.css': { file: join(import.meta.dir, 'static', 'app.css'), type: 'text/css; charset=utf-8' },
+  'favicon.svg': { file: join(import.meta.dir, 'static', 'favicon.svg'), type: 'image/svg+xml' },
   'app.js': { file: join(import.meta.dir, 'static', 'app.js'), type: 'text/javascript; charset=utf-8' },
   'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
   'swagger/swagger-ui.css': { file: moduleFile('swagger-ui-dist/swagger-ui.css'), type: 'text/css; charset=utf-8' },

@@ -24,7 +24,7 @@ const SignedOutNav = ({ base }: { base: string }) => (
 
 const SignedInNav = ({ base, user }: { base: string; user: UserResponse }) => (
   <>
-    <span class="muted" safe>{user.name}</span>
+    <span class="muted" id="nav-name" safe>{user.name}</span>
     <a href={`${base}/docs`}>API</a>
     <form action={`${base}/logout`} method="post">
       <button class="link" type="submit">Sign out</button>
@@ -109,6 +109,8 @@ export const MessagePage = (p: { ctx: PageContext; title: string; message: strin
 
 /** The profile form is also the htmx fragment the profile POST returns (it swaps itself). */
 export const ProfileForm = (p: { base: string; user: UserResponse; errors?: Errors; saved?: boolean }) => (
+  <>
+  {p.saved ? <span class="muted" id="nav-name" hx-swap-oob="true" safe>{p.user.name}</span> : ''}
   <form id="profile" class="stack" action={`${p.base}/account/profile`} method="post"
     hx-post={`${p.base}/account/profile`} hx-target="this" hx-swap="outerHTML">
     <Field label="Name" name="name" value={p.user.name} error={p.errors?.name} autocomplete="name" required />
@@ -116,6 +118,7 @@ export const ProfileForm = (p: { base: string; user: UserResponse; errors?: Erro
       <button type="submit">Save name</button> {p.saved ? <span class="muted" role="status">Saved.</span> : ''}
     </div>
   </form>
+  </>
 )
 
 export const PasswordForm = (p: { base: string; errors?: Errors; saved?: boolean }) => (
