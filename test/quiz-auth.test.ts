@@ -244,6 +244,22 @@ for (const target of databaseTargets()) {
       await expectDetail(await login(t, email, PASSWORD), 403)
     })
 
+    it('login compares the email case-insensitively', async () => {
+      const { email } = await registerVerified(t, 'MixedCase')
+      expect((await login(t, email.toUpperCase(), PASSWORD)).status).toBe(200)
+      expect((await login(t, email.toLowerCase(), PASSWORD)).status).toBe(200)
+    })
+
+    it('one-time tokens keep to their purpose: a verification token cannot reset a password, a reset token cannot verify', async () => {
+      const { email, link: verify } = await registerUnverified(t, 'purpose')
+      await expectDetail(await t.post(`${API}/auth/reset-password`, { token: verify.token, new_password: 'hijacked-pass-1' }, { ip: freshIp() }), 400)
+      expect((await t.get(`${API}/auth/verify-email?token=${encodeURIComponent(verify.token)}`)).status).toBe(200)
+      const reset = await requestReset(t, email)
+      await expectDetail(await t.get(`${API}/auth/verify-email?token=${encodeURIComponent(reset.token)}`), 400)
+      await expectDetail(await login(t, email, 'hijacked-pass-1'), 401)
+      expect((await t.post(`${API}/auth/reset-password`, { token: reset.token, new_password: 'rightful-pass-1' }, { ip: freshIp() })).status).toBe(200)
+    })
+
     it('login counts every attempt per client address: the 11th in 15 minutes is 429 with Retry-After; another address still gets in', async () => {
       const { email } = await registerVerified(t, 'limited')
       const ip = freshIp()
@@ -434,6 +450,53 @@ for (const target of databaseTargets()) {
       await expectDetail(await t.put(`${API}/auth/me`, { name: 'x' }), 401)
       await expectDetail(await t.get(`${API}/auth/me/settings`), 401)
       await expectDetail(await t.put(`${API}/auth/me/settings`, { a: 1 }), 401)
+    })
+  })
+
+  describe(`quiz first registration [${target}]`, () => {
+    let t: TestApp
+    beforeAll(async () => {
+      t = await startTestApp({ target, env: sink.env })
+    })
+    afterAll(() => t.close())
+
+    it('concurrent first registrations make exactly one admin; the others wait for verification', async () => {
+      const emails = Array.from({ length: 5 }, (_, i) => uniqueEmail(`race-${i}`))
+      const results = await Promise.all(emails.map((email) => register(t, email)))
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+      const bodies = (await Promise.all(results.map((r) => r.json()))) as Array<Record<string, unknown>>
+      expect(bodies.filter((b) => typeof b.access_token === 'string')).toHaveLength(1)
+      expect(bodies.filter((b) => b.requires_verification === true)).toHaveLength(4)
+      const rows = await t.db.sql<{ role: string }>`select role from quiz.users`
+      expect(rows.map((r) => r.role).sort()).toEqual(['admin', 'user', 'user', 'user', 'user'])
+    })
+  })
+
+  describe(`quiz registration while mail is down [${target}]`, () => {
+    let t: TestApp
+    beforeAll(async () => {
+      const { createServer } = await import('node:net')
+      const closed = createServer()
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()))
+      const port = (closed.address() as { port: number }).port
+      await new Promise<void>((r) => closed.close(() => r()))
+      t = await startTestApp({ target, env: { ...sink.env, SMTP_PORT: String(port) } })
+      expect((await register(t, uniqueEmail('down-admin'))).status).toBe(200)
+    })
+    afterAll(() => t.close())
+
+    it('an unreachable mail server never leaves a half-registered account: either 200 (resend later) or an error with no user created', async () => {
+      const email = uniqueEmail('mail-down')
+      const res = await register(t, email)
+      const created = await userCount(t, email)
+      if (res.status === 200) {
+        expect(((await res.json()) as { requires_verification: boolean }).requires_verification).toBe(true)
+        expect(created).toBe(1)
+      } else {
+        expect(res.status).toBeGreaterThanOrEqual(500)
+        expect(created).toBe(0)
+        expect((await register(t, email)).status).not.toBe(409)
+      }
     })
   })
 
