@@ -1,0 +1,124 @@
+// Shared by the benchmark scripts: throwaway databases, free ports, spawning a server and waiting for it.
+import { SQL, type Subprocess } from 'bun'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const ROOT_DIR = join(import.meta.dir, '../..')
+/** The PostgreSQL server the benchmarks create their throwaway databases on. */
+export const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export const redact = (url: string) => url.replace(/:[^:@/]*@/, ':***@')
+
+/** True when the PostgreSQL server of SERVER_URL answers. */
+export async function serverAvailable(): Promise<boolean> {
+  const admin = new SQL({ url: SERVER_URL, max: 1, connectionTimeout: 3 })
+  try {
+    await admin.unsafe('select 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await admin.close().catch(() => {})
+  }
+}
+
+/** A fresh, empty database on SERVER_URL; `drop()` removes it. */
+export async function freshServerDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
+  const admin = new SQL({ url: SERVER_URL, max: 1 })
+  await admin.unsafe(`create database "${name}"`)
+  await admin.close()
+  const url = new URL(SERVER_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const a = new SQL({ url: SERVER_URL, max: 1 })
+      await a.unsafe(`drop database if exists "${name}" with (force)`)
+      await a.close()
+    },
+  }
+}
+
+export const freshDataDir = (prefix: string) => mkdtempSync(join(tmpdir(), `${prefix}-`))
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+export interface Spawned {
+  proc: Subprocess
+  port: number
+  /** ms from spawn to the first 200 of the readiness URL. */
+  readyMs: number
+  stop(): Promise<void>
+}
+
+/**
+ * Spawns `cmd` (with PORT set) and polls `readyPath` until it answers 200. `pin` runs it under
+ * `taskset -c <cpu>`; the pid is then still the server's (taskset execs it).
+ */
+export async function spawnServer(opts: {
+  cmd: string[]
+  env: Record<string, string | undefined>
+  readyPath: string
+  pin?: string
+  timeoutMs?: number
+}): Promise<Spawned> {
+  const port = await freePort()
+  const cmd = opts.pin ? ['taskset', '-c', opts.pin, ...opts.cmd] : opts.cmd
+  const logFile = join(tmpdir(), `bench-server-${port}.log`)
+  const started = performance.now()
+  const proc = Bun.spawn(cmd, {
+    cwd: ROOT_DIR,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env, PORT: String(port), HOST: '127.0.0.1' },
+    stdout: Bun.file(logFile),
+    stderr: Bun.file(logFile),
+  })
+  const url = `http://127.0.0.1:${port}${opts.readyPath}`
+  const deadline = started + (opts.timeoutMs ?? 120_000)
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before it was ready; log: ${logFile}`)
+    try {
+      const res = await fetch(url)
+      if (res.status === 200) break
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() > deadline) {
+      proc.kill('SIGKILL')
+      throw new Error(`server not ready after ${opts.timeoutMs ?? 120_000} ms; log: ${logFile}`)
+    }
+    await Bun.sleep(5)
+  }
+  const readyMs = performance.now() - started
+  return {
+    proc,
+    port,
+    readyMs,
+    async stop() {
+      proc.kill('SIGTERM')
+      const exited = await Promise.race([proc.exited, Bun.sleep(20_000).then(() => null)])
+      if (exited === null) {
+        proc.kill('SIGKILL')
+        await proc.exited
+      }
+    },
+  }
+}
+
+/** Resident memory of a process in MB (VmRSS of /proc/<pid>/status). */
+export function rssMb(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return m ? Number(m[1]) / 1024 : NaN
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
