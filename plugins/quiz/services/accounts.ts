@@ -147,7 +147,9 @@ export async function register(core: Core, input: RegisterBody): Promise<Registe
   if (created.role === 'admin') {
     return { access_token: await issueAccessToken(core, created), token_type: 'bearer' }
   }
-  await sendVerificationMail(core, created)
+  // In the background: a slow or unreachable mail server must not fail a registration that is already stored
+  // (the user can ask for the mail again with resend-verification).
+  inBackground(core, 'verification mail', () => sendVerificationMail(core, created))
   return { requires_verification: true, message: MESSAGES.verificationSent }
 }
 
