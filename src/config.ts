@@ -136,7 +136,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     if (!jwtSecret) problems.push('JWT_SECRET must be set when NODE_ENV=production')
     if (!keyText) problems.push('DATA_ENCRYPTION_KEY must be set when NODE_ENV=production (64 hex characters)')
   } else if (!jwtSecret || !keyText) {
-    const kept = developmentSecrets(dataDir)
+    const kept = developmentSecrets(dataDir, problems)
     if (!jwtSecret) {
       jwtSecret = kept.jwtSecret
       warnings.push(`JWT_SECRET is not set: using a generated one kept in ${join(dataDir, SECRETS_FILE)}`)
@@ -221,14 +221,30 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   return Object.freeze(config)
 }
 
-/** Secrets generated on first start outside production, kept (mode 0600) so restarts keep sessions and data readable. */
-function developmentSecrets(dataDir: string): { jwtSecret: string; dataEncryptionKey: string } {
+/**
+ * Secrets generated on first start outside production, kept (mode 0600) so restarts keep sessions and data
+ * readable. A kept value is never replaced: the key may be the only way to read data encrypted with it.
+ */
+function developmentSecrets(dataDir: string, problems: string[]): { jwtSecret: string; dataEncryptionKey: string } {
   const file = join(dataDir, SECRETS_FILE)
+  let kept: { jwtSecret?: unknown; dataEncryptionKey?: unknown } = {}
   if (existsSync(file)) {
-    const kept = JSON.parse(readFileSync(file, 'utf8')) as { jwtSecret?: string; dataEncryptionKey?: string }
-    if (kept.jwtSecret && kept.dataEncryptionKey) return { jwtSecret: kept.jwtSecret, dataEncryptionKey: kept.dataEncryptionKey }
+    try {
+      kept = (JSON.parse(readFileSync(file, 'utf8')) as typeof kept | null) ?? {}
+    } catch (err) {
+      problems.push(`${file} could not be read (${err instanceof Error ? err.message : String(err)}): repair it, ` +
+        'or delete it to generate new secrets (data encrypted with the old key becomes unreadable)')
+      return { jwtSecret: '', dataEncryptionKey: '' }
+    }
   }
-  const secrets = { jwtSecret: randomBytes(48).toString('base64url'), dataEncryptionKey: randomBytes(32).toString('hex') }
+  const keptText = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null)
+  const jwtSecret = keptText(kept.jwtSecret)
+  const dataEncryptionKey = keptText(kept.dataEncryptionKey)
+  if (jwtSecret && dataEncryptionKey) return { jwtSecret, dataEncryptionKey }
+  const secrets = {
+    jwtSecret: jwtSecret ?? randomBytes(48).toString('base64url'),
+    dataEncryptionKey: dataEncryptionKey ?? randomBytes(32).toString('hex'),
+  }
   mkdirSync(dataDir, { recursive: true })
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 })
   chmodSync(file, 0o600)

@@ -1,5 +1,6 @@
 // One database interface over embedded PGlite and a PostgreSQL server. Services write tagged SQL and get
 // plain row arrays on every driver; the drivers' differences end in this file.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
@@ -35,7 +36,10 @@ export interface Db {
    * cast counts with `::int`.
    */
   sql<T = Row>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T[]>
-  /** Runs fn in one transaction; throwing rolls it back. On a transaction handle it joins the outer one. */
+  /**
+   * Runs fn in one transaction; throwing rolls it back. On a transaction handle it joins the outer one.
+   * On PGlite (one connection) queries on the root handle made inside fn join the transaction too.
+   */
   transaction<R>(fn: (tx: Db) => Promise<R>): Promise<R>
   /** Parameterless, possibly multi-statement SQL (migrations). */
   exec(text: string): Promise<void>
@@ -103,16 +107,39 @@ async function openPglite(opts: DbOptions): Promise<Db> {
     pg = await PGlite.create({ dataDir: dir })
   }
   type Queryable = Pick<PGlite, 'query' | 'exec'>
+  // PGlite is one connection: a query on the root handle waits until an open transaction ends. One made from
+  // inside that transaction's callback (a job's ctx.step() inside its handler's transaction) would wait forever,
+  // so it joins the open transaction instead.
+  const openTx = new AsyncLocalStorage<{ tx: Db; open: boolean }>()
+  const joined = (): Db | null => {
+    const state = openTx.getStore()
+    return state?.open ? state.tx : null
+  }
   const make = (q: Queryable, inTx: boolean): Db => ({
     kind: 'pglite',
     async sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
+      const tx = inTx ? null : joined()
+      if (tx) return tx.sql<T>(strings, ...values)
       const { text, params } = compile(strings, values)
       return (await q.query<T>(text, params)).rows
     },
     transaction: inTx
       ? (fn) => fn(make(q, true))
-      : (fn) => pg.transaction((tx) => fn(make(tx, true))),
+      : (fn) => {
+          const tx = joined()
+          if (tx) return fn(tx)
+          return pg.transaction(async (t) => {
+            const state = { tx: make(t, true), open: true }
+            try {
+              return await openTx.run(state, () => fn(state.tx))
+            } finally {
+              state.open = false
+            }
+          })
+        },
     async exec(text) {
+      const tx = inTx ? null : joined()
+      if (tx) return tx.exec(text)
       await q.exec(text)
     },
     close: () => pg.close(),

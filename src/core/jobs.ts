@@ -94,7 +94,8 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS
   const pollMs = opts.pollMs ?? DEFAULT_POLL_MS
   const handlers = new Map<string, JobHandler>()
-  const running = new Map<string, { controller: AbortController; worker: string; done: Promise<void> }>()
+  // `cancelled`: cancel() was called in this process; the handler's next step throws JobCancelled at once.
+  const running = new Map<string, { controller: AbortController; worker: string; done: Promise<void>; cancelled: boolean }>()
   const processId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
   let stopping = false
   let loops: Promise<void>[] = []
@@ -115,13 +116,20 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
     const controller = new AbortController()
     let finish!: () => void
     const done = new Promise<void>((r) => (finish = r))
-    running.set(job.id, { controller, worker, done })
-    const check = async (row: { status: string; locked_by: string | null } | undefined) => {
+    const run = { controller, worker, done, cancelled: false }
+    running.set(job.id, run)
+    // Checked before touching the database: on PGlite a cancel() waits for the handler's open transaction,
+    // so the handler must learn of it here, not from the row.
+    const throwIfAborted = () => {
+      if (run.cancelled) throw new JobCancelled()
+      if (controller.signal.aborted) throw new JobLost()
+    }
+    const check = (row: { status: string; locked_by: string | null } | undefined) => {
       if (!row || row.status === 'cancelled') {
         controller.abort()
         throw new JobCancelled()
       }
-      if (row.locked_by !== worker) {
+      if (row.status !== 'running' || row.locked_by !== worker) {
         controller.abort()
         throw new JobLost()
       }
@@ -132,18 +140,25 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       ownerId: job.owner_id,
       signal: controller.signal,
       async step(message, extra) {
+        throwIfAborted()
         const step: JobStep = { message, ...extra, at: new Date().toISOString() }
-        const [row] = await db.sql<{ status: string; locked_by: string | null }>`
+        // Only the worker holding a running job writes to it: a cancelled job or one another worker took over
+        // gets no more steps from this one.
+        const [row] = await db.sql<{ id: string }>`
           update core.jobs set steps = steps || jsonb_build_array(${step}::jsonb),
-            lease_until = case when status = 'running' then now() + ${leaseInterval}::interval else lease_until end
-          where id = ${job.id} and status in ('running', 'cancelled')
-          returning status, locked_by`
-        await check(row)
+            lease_until = now() + ${leaseInterval}::interval
+          where id = ${job.id} and status = 'running' and locked_by = ${worker}
+          returning id`
+        if (row) return
+        await ctx.throwIfCancelled()
+        controller.abort()
+        throw new JobLost()
       },
       async throwIfCancelled() {
+        throwIfAborted()
         const [row] = await db.sql<{ status: string; locked_by: string | null }>`
           select status, locked_by from core.jobs where id = ${job.id}`
-        await check(row)
+        check(row)
       },
     }
     // Renew the lease while the handler works between steps.
@@ -164,8 +179,10 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
           finished_at = now(), lease_until = null
         where id = ${job.id} and status = 'running' and locked_by = ${worker}`
     } catch (err) {
-      if (err instanceof JobCancelled || err instanceof JobLost) {
-        log.info({ job: job.id, kind: job.kind }, err instanceof JobLost ? 'job taken over by another worker' : 'job cancelled')
+      // Once aborted (cancelled, taken over, shutting down) the job's status is someone else's to set; an error
+      // the abort provoked in the handler is not a failure.
+      if (err instanceof JobCancelled || err instanceof JobLost || controller.signal.aborted) {
+        log.info({ job: job.id, kind: job.kind }, run.cancelled || err instanceof JobCancelled ? 'job cancelled' : 'job interrupted')
       } else {
         const message = err instanceof Error ? err.message : String(err)
         log.warn({ err, job: job.id, kind: job.kind }, 'job failed')
@@ -212,6 +229,12 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
         order by created_at desc limit ${limit}`
     },
     async cancel(id) {
+      // Stop a handler of this process first: on PGlite the update below waits until its transaction ends.
+      const local = running.get(id)
+      if (local) {
+        local.cancelled = true
+        local.controller.abort()
+      }
       const [row] = await db.sql<{ status: JobStatus }>`
         with target as (select id, status from core.jobs where id = ${id} for update),
         changed as (
@@ -222,7 +245,6 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
         select case when exists (select 1 from changed) then 'cancelled' else target.status end as status from target`
       if (!row) return 'not_found'
       if (row.status !== 'cancelled') return 'not_running'
-      running.get(id)?.controller.abort()
       return 'cancelled'
     },
     async runOnce(workerId = `${processId}:w0`) {

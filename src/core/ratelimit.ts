@@ -28,6 +28,26 @@ export interface RateLimiter {
   sweep(): Promise<number>
 }
 
+/** Absorbs floating-point error in the weighted estimate, so a hit exactly at the limit is not refused. */
+const FLOAT_SLACK = 1e-9
+
+/**
+ * Milliseconds until one more hit is within the limit. Refused hits count too (a client that keeps hammering
+ * stays out), so waiting only until the estimate is back at the limit is not enough: the next hit adds one.
+ * It fits later in this window once the previous window's weight has faded enough, or else in the next
+ * window, where this window's hits become the fading part.
+ */
+function msUntilNextHitFits(limit: number, windowMs: number, sinceStartMs: number, current: number, previous: number): number {
+  if (current + 1 <= limit && previous > 0) {
+    // current + 1 + previous * (1 - x / W) <= limit
+    const x = windowMs * (1 - (limit - current - 1) / previous)
+    return Math.max(0, x - sinceStartMs)
+  }
+  // 1 + current * (1 - x / W) <= limit, x into the next window
+  const x = current > 0 ? Math.max(0, windowMs * (1 - (limit - 1) / current)) : 0
+  return windowMs - sinceStartMs + x
+}
+
 export function createRateLimiter(db: Db, now: () => number = Date.now): RateLimiter {
   const limiter: RateLimiter = {
     async hit(rule, subject) {
@@ -55,17 +75,9 @@ export function createRateLimiter(db: Db, now: () => number = Date.now): RateLim
       }
       const overlap = 1 - (t - start) / windowMs
       const estimate = currentHits + previousHits * overlap
-      const allowed = estimate <= rule.limit
-      let retryAfterS = 0
-      if (!allowed) {
-        // Seconds until the estimate falls back to the limit: the previous window's weight shrinks over time,
-        // and at the latest the current window ends.
-        const toWindowEnd = (start + windowMs - t) / 1000
-        retryAfterS = previousHits > 0 && currentHits <= rule.limit
-          ? Math.min(toWindowEnd, ((estimate - rule.limit) / previousHits) * rule.windowS)
-          : toWindowEnd
-      }
-      return { allowed, remaining: Math.max(0, Math.floor(rule.limit - estimate)), retryAfterS: Math.ceil(retryAfterS) }
+      const allowed = estimate <= rule.limit + FLOAT_SLACK
+      const retryAfterS = allowed ? 0 : Math.ceil(msUntilNextHitFits(rule.limit, windowMs, t - start, currentHits, previousHits) / 1000)
+      return { allowed, remaining: Math.max(0, Math.floor(rule.limit - estimate + FLOAT_SLACK)), retryAfterS }
     },
     async consume(rule, subject) {
       const d = await limiter.hit(rule, subject)
