@@ -48,7 +48,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
   const log = opts.log ?? createLogger(config.logLevel)
   for (const w of config.warnings) log.warn(w)
   const db = opts.db ?? (await openDb({
-    url: config.databaseUrl, dataDir: config.dataDir, driver: config.databaseDriver,
+    url: config.databaseUrl, dataDir: config.dataDir,
     poolSize: config.databasePoolSize, pgliteTemplate: opts.pgliteTemplate,
   }))
   const applied = await migrate(db, [

@@ -24,8 +24,6 @@ export interface Config {
   dataDir: string
   /** `null`: embedded PGlite in DATA_DIR/pg; `memory://`: in-memory PGlite; otherwise a postgres:// URL. */
   databaseUrl: string | null
-  /** Server driver for postgres:// URLs (see scripts/bench/db-drivers.ts for why `bun` is the default). */
-  databaseDriver: 'bun' | 'postgres-js'
   databasePoolSize: number
   vectorDir: string
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null
@@ -111,8 +109,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (databaseUrl && databaseUrl !== 'memory://' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push(`DATABASE_URL must be unset, "memory://" or a postgres:// URL`)
   }
-  const driver = str('DATABASE_DRIVER') ?? 'bun'
-  if (driver !== 'bun' && driver !== 'postgres-js') problems.push(`DATABASE_DRIVER must be "bun" or "postgres-js", got "${driver}"`)
 
   const s3Vars = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
   const s3Set = s3Vars.filter((v) => str(v) !== null)
@@ -186,7 +182,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     quizPort: str('QUIZ_PORT') === null ? null : int('QUIZ_PORT', 0, 0, 65535),
     dataDir,
     databaseUrl,
-    databaseDriver: driver === 'postgres-js' ? 'postgres-js' : 'bun',
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
     vectorDir: str('VECTOR_DIR') ?? join(dataDir, 'lance'),
     s3: s3Set.length === s3Vars.length

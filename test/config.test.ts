@@ -188,7 +188,7 @@ describe('invalid values are refused with the variable named', () => {
     ['WORKERS', { WORKERS: '1.5' }],
     ['MAX_UPLOAD_SIZE', { MAX_UPLOAD_SIZE: '0' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
-    ['DATABASE_DRIVER', { DATABASE_DRIVER: 'pg' }],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
     ['QUIZ_BASE_PATH', { QUIZ_BASE_PATH: 'quiz' }],
     ['APP_URL', { APP_URL: 'ftp://clinic.example.org' }],

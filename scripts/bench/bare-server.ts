@@ -1,7 +1,7 @@
 // The baseline of scripts/bench/http.ts: a bare Bun.serve that does the work of GET {quiz}/api/auth/me without
 // the framework: verify the HS256 bearer token (jose, audience "quiz"), read the user row by id through openDb,
 // check the token version, answer the same JSON. Reads PORT, HOST, JWT_SECRET, DATA_DIR, DATABASE_URL,
-// DATABASE_DRIVER, DATABASE_POOL_SIZE like the server does (JWT_SECRET must be set: no generated secret here).
+// DATABASE_POOL_SIZE like the server does (JWT_SECRET must be set: no generated secret here).
 import { bearerToken, verifyToken } from '../../src/auth/jwt'
 import { openDb } from '../../src/core/db'
 
@@ -10,7 +10,6 @@ if (!secret) throw new Error('JWT_SECRET must be set')
 const db = await openDb({
   url: process.env.DATABASE_URL || null,
   dataDir: process.env.DATA_DIR ?? './data',
-  driver: process.env.DATABASE_DRIVER === 'postgres-js' ? 'postgres-js' : 'bun',
   poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10),
 })
 

@@ -5,10 +5,15 @@ export interface TokenClaims extends JWTPayload {
   sub: string
 }
 
-const keys = new Map<string, Uint8Array>()
-const keyOf = (secret: string) => {
+// Imported once per secret: handing jose raw bytes makes it import the key again on every call, which was
+// a measurable share of a request (scripts/bench/http.ts).
+const keys = new Map<string, Promise<CryptoKey>>()
+const keyOf = (secret: string): Promise<CryptoKey> => {
   let key = keys.get(secret)
-  if (!key) keys.set(secret, (key = new TextEncoder().encode(secret)))
+  if (!key) {
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+    keys.set(secret, key)
+  }
   return key
 }
 
@@ -19,13 +24,13 @@ export async function signToken(secret: string, audience: string, claims: TokenC
     .setAudience(audience)
     .setIssuedAt(iat)
     .setExpirationTime(iat + lifetimeS)
-    .sign(keyOf(secret))
+    .sign(await keyOf(secret))
 }
 
 /** The claims of a valid token, or null (bad signature, wrong audience, expired, malformed). */
 export async function verifyToken(secret: string, audience: string, token: string, nowMs = Date.now()): Promise<TokenClaims | null> {
   try {
-    const { payload } = await jwtVerify(token, keyOf(secret), {
+    const { payload } = await jwtVerify(token, await keyOf(secret), {
       algorithms: ['HS256'],
       audience,
       currentDate: new Date(nowMs),

@@ -1,5 +1,6 @@
 // One database interface over embedded PGlite and a PostgreSQL server. Services write tagged SQL and get
-// plain row arrays on every driver; the drivers' differences end in this file.
+// plain row arrays on both; the drivers' differences end in this file. The server driver is Bun's SQL client:
+// under sustained load it ran 3-5x the queries of postgres.js here (scripts/bench/db-drivers.ts).
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -52,7 +53,6 @@ export interface DbOptions {
   /** null: embedded PGlite under dataDir/pg; memory://: in-memory PGlite; postgres://: a server. */
   url: string | null
   dataDir: string
-  driver?: 'bun' | 'postgres-js'
   poolSize?: number
   /** Start an in-memory PGlite from a dumped data directory (tests load a migrated template). */
   pgliteTemplate?: Blob
@@ -78,7 +78,7 @@ export function compile(strings: readonly string[], values: readonly unknown[]):
   return { text, params }
 }
 
-/** The SQLSTATE of a database error on any driver (PGlite and postgres.js: `code`; Bun: `errno`). */
+/** The SQLSTATE of a database error on either driver (PGlite: `code`; Bun: `errno`). */
 export function pgErrorCode(err: unknown): string | null {
   if (typeof err !== 'object' || err === null) return null
   const e = err as { code?: unknown; errno?: unknown }
@@ -89,11 +89,7 @@ export function pgErrorCode(err: unknown): string | null {
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505'
 
 export async function openDb(opts: DbOptions): Promise<Db> {
-  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
-    return opts.driver === 'postgres-js'
-      ? openPostgresJs(opts.url, opts.poolSize ?? 10)
-      : openBunSql(opts.url, opts.poolSize ?? 10)
-  }
+  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) return openBunSql(opts.url, opts.poolSize ?? 10)
   return openPglite(opts)
 }
 
@@ -166,34 +162,6 @@ async function openBunSql(url: string, max: number): Promise<Db> {
       await q.unsafe(text)
     },
     close: () => client.close(),
-  })
-  await client.unsafe('select 1')
-  return make(client as unknown as Runner, false)
-}
-
-async function openPostgresJs(url: string, max: number): Promise<Db> {
-  const postgres = (await import('postgres')).default
-  // max_pipeline 1: with the default pipelining the request queue grows under sustained load (scripts/bench/db-drivers.ts).
-  const client = postgres(url, {
-    max,
-    max_pipeline: 1,
-    onnotice: () => {},
-    types: { int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
-  } as Parameters<typeof postgres>[1])
-  type Runner = { unsafe: (text: string, params?: never[]) => Promise<unknown> }
-  const make = (q: Runner, inTx: boolean): Db => ({
-    kind: 'postgres',
-    async sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
-      const { text, params } = compile(strings, values)
-      return [...((await q.unsafe(text, params as never[])) as T[])]
-    },
-    transaction: inTx
-      ? (fn) => fn(make(q, true))
-      : (fn) => client.begin((tx) => fn(make(tx as unknown as Runner, true))) as Promise<never>,
-    async exec(text) {
-      await q.unsafe(text)
-    },
-    close: () => client.end({ timeout: 5 }),
   })
   await client.unsafe('select 1')
   return make(client as unknown as Runner, false)
