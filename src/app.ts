@@ -93,7 +93,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
   const isQuizPath = (path: string) =>
     config.quizBasePath === '' ? false : path === config.quizBasePath || path.startsWith(config.quizBasePath + '/')
 
-  const serve = async (request: Request, service: ServiceStyle, server: Server<unknown> | null | undefined): Promise<Response> => {
+  const serve = async (request: Request, path: string, service: ServiceStyle, server: Server<unknown> | null | undefined): Promise<Response> => {
     const started = performance.now()
     rememberSocketAddress(request, server?.requestIP(request)?.address)
     const done = core.metrics.startRequest(service, request.method)
@@ -110,8 +110,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
     const route = routeOf.get(request) ?? null
     done(route, response.status)
     setStandardHeaders(response.headers)
-    const path = new URL(request.url).pathname
-    if (!path.includes('/static/')) {
+    if (log.isLevelEnabled('info') && !path.includes('/static/')) {
       log.info({
         service, method: request.method, path, route, status: response.status,
         ms: Math.round((performance.now() - started) * 10) / 10, ip: core.clientAddress(request),
@@ -125,14 +124,17 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
     quiz,
     clinical,
     schedules: [...coreSchedules, ...plugins.flatMap((p) => p.schedules ?? [])],
-    fetch: (request, server) => serve(request, isQuizPath(new URL(request.url).pathname) ? 'quiz' : 'clinical', server),
+    fetch(request, server) {
+      const path = new URL(request.url).pathname
+      return serve(request, path, isQuizPath(path) ? 'quiz' : 'clinical', server)
+    },
     quizFetch(request, server) {
       const url = new URL(request.url)
       if (!isQuizPath(url.pathname)) {
         url.pathname = config.quizBasePath + url.pathname
         request = new Request(url, request)
       }
-      return serve(request, 'quiz', server)
+      return serve(request, url.pathname, 'quiz', server)
     },
     async shutdown() {
       await jobs.stop()
