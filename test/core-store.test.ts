@@ -1,28 +1,10 @@
 // The temporary store (src/core/kv.ts) and the rate limiter (src/core/ratelimit.ts) on each database target.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDb, type Db } from '../src/core/db'
+import type { Db } from '../src/core/db'
 import { HttpError } from '../src/core/errors'
 import { createKv, type Kv } from '../src/core/kv'
-import { migrate } from '../src/core/migrate'
 import { createRateLimiter, type RateRule } from '../src/core/ratelimit'
-import { databaseTargets, freshServerDatabase, type DatabaseTarget } from './support/app'
-
-const CORE_SQL = join(import.meta.dir, '..', 'sql')
-
-async function openCoreDb(target: DatabaseTarget): Promise<{ db: Db; close(): Promise<void> }> {
-  const server = target === 'postgres' ? await freshServerDatabase() : null
-  const db = await openDb({ url: server?.url ?? 'memory://', dataDir: tmpdir(), poolSize: 4 })
-  await migrate(db, [{ owner: 'core', dir: CORE_SQL }])
-  return {
-    db,
-    async close() {
-      await db.close()
-      await server?.drop()
-    },
-  }
-}
+import { databaseTargets, openCoreDb } from './support/app'
 
 const unique = (name: string) => `${name}.${crypto.randomUUID().slice(0, 8)}`
 

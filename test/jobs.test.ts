@@ -1,30 +1,13 @@
 // The job queue (src/core/jobs.ts) on each database target: exactly-once claims under concurrency, lease
 // reclaim after a crash, cancellation with rollback, failures, inline mode and shutdown hand-back.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDb, type Db } from '../src/core/db'
+import type { Db } from '../src/core/db'
 import { createJobs, JobCancelled, type JobHandler, type JobRecord, type Jobs, type JobsOptions } from '../src/core/jobs'
 import { createLogger } from '../src/core/log'
-import { migrate } from '../src/core/migrate'
-import { databaseTargets, freshServerDatabase, type DatabaseTarget } from './support/app'
+import { databaseTargets, openCoreDb } from './support/app'
 
-const CORE_SQL = join(import.meta.dir, '..', 'sql')
 const log = createLogger(process.env.LOG_LEVEL ?? 'silent')
 const SERVICE = 'test'
-
-async function openCoreDb(target: DatabaseTarget): Promise<{ db: Db; close(): Promise<void> }> {
-  const server = target === 'postgres' ? await freshServerDatabase() : null
-  const db = await openDb({ url: server?.url ?? 'memory://', dataDir: tmpdir(), poolSize: 8 })
-  await migrate(db, [{ owner: 'core', dir: CORE_SQL }])
-  return {
-    db,
-    async close() {
-      await db.close()
-      await server?.drop()
-    },
-  }
-}
 
 /** Each test registers its own job kind, so claims never cross between tests. */
 const uniqueKind = (name: string) => `test.${name}.${crypto.randomUUID().slice(0, 8)}`
@@ -53,7 +36,7 @@ for (const target of databaseTargets()) {
     const status = async (id: string) => (await db.sql<JobRecord>`select status from core.jobs where id = ${id}`)[0]?.status
 
     beforeAll(async () => {
-      ;({ db, close } = await openCoreDb(target))
+      ;({ db, close } = await openCoreDb(target, 8))
       await db.exec(`
         create schema test;
         create table test.job_runs (job_id uuid not null, worker text not null);

@@ -1,61 +1,19 @@
 // Spec 1, Admin: users, Admin: settings, roles (admin > moderator > user): through the real app.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { PASSWORD_MIN } from '../plugins/quiz/model'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { linkIn, startSmtpSink, type SmtpSink } from './support/smtp'
+import {
+  API, PASSWORD, expectDetail, expectUserResponse, expectValidation, freshIp, isVerifyMail, login, loginToken, register,
+  settle, uniqueEmail, userCount, type TokenBody, type UserBody,
+} from './support/quiz'
 
 
 // Each file boots real apps (and the first one migrates the PGlite template); password hashing is deliberately slow.
 setDefaultTimeout(30_000)
-const API = '/quiz/api'
-const PASSWORD = 'admin-suite-pass-1'
-const PASSWORD_MIN = 8 // spec 1, Limits
-
-let seq = 0
-const uniqueEmail = (tag: string) => `${tag}-${Date.now().toString(36)}-${++seq}@example.test`
-let ipSeq = 0
-const freshIp = () => {
-  ipSeq++
-  return `10.88.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`
-}
-const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms))
 
 type Role = 'admin' | 'moderator' | 'user'
-interface UserBody { id: number; email: string; name: string; role: string; created_at: string; unthrottled?: boolean; [k: string]: unknown }
 interface Account { id: number; email: string; token: string }
-
-function expectUserResponse(body: UserBody, expected: Partial<Pick<UserBody, 'email' | 'name' | 'role' | 'id'>>) {
-  expect(body).toMatchObject(expected)
-  expect(typeof body.id).toBe('number')
-  expect(typeof body.email).toBe('string')
-  expect(typeof body.name).toBe('string')
-  expect(['admin', 'moderator', 'user']).toContain(body.role)
-  expect(Number.isNaN(Date.parse(body.created_at))).toBe(false)
-  for (const key of Object.keys(body)) expect(key).not.toMatch(/hash|password/i)
-}
-
-async function expectDetail(res: Response, status: number): Promise<string> {
-  expect(res.status).toBe(status)
-  const body = (await res.json()) as { detail: unknown }
-  expect(typeof body.detail).toBe('string')
-  return body.detail as string
-}
-
-async function expectValidation(res: Response, field: string) {
-  expect(res.status).toBe(422)
-  const body = (await res.json()) as { detail: Array<{ loc: unknown[]; msg: string }> }
-  expect(Array.isArray(body.detail)).toBe(true)
-  expect(body.detail.some((d) => d.loc[0] === 'body' && d.loc[d.loc.length - 1] === field)).toBe(true)
-}
-
-async function login(t: TestApp, email: string, password = PASSWORD) {
-  return t.post(`${API}/auth/login`, { email, password }, { ip: freshIp() })
-}
-
-async function loginToken(t: TestApp, email: string, password = PASSWORD): Promise<string> {
-  const res = await login(t, email, password)
-  expect(res.status).toBe(200)
-  return ((await res.json()) as { access_token: string }).access_token
-}
 
 async function userRow(t: TestApp, email: string) {
   const [row] = await t.db.sql<{ id: number; role: string }>`select id::int as id, role from quiz.users where lower(email) = lower(${email})`
@@ -65,9 +23,9 @@ async function userRow(t: TestApp, email: string) {
 /** The first registration of a fresh app: the admin. */
 async function registerAdmin(t: TestApp): Promise<Account> {
   const email = uniqueEmail('admin')
-  const res = await t.post(`${API}/auth/register`, { email, password: PASSWORD, name: 'Admin' }, { ip: freshIp() })
+  const res = await register(t, email, { name: 'Admin' })
   expect(res.status).toBe(200)
-  const token = ((await res.json()) as { access_token: string }).access_token
+  const token = ((await res.json()) as TokenBody).access_token
   const me = (await (await t.get(`${API}/auth/me`, { token })).json()) as UserBody
   expect(me.role).toBe('admin')
   return { id: me.id, email, token }
@@ -113,8 +71,7 @@ for (const target of databaseTargets()) {
       expect((await t.post(`${API}/admin/users`, { email, password: PASSWORD, name: 'One' }, { token: admin.token })).status).toBe(200)
       await expectDetail(await t.post(`${API}/admin/users`, { email: email.toUpperCase(), password: PASSWORD, name: 'Two' }, { token: admin.token }), 409)
       await expectDetail(await t.post(`${API}/admin/users`, { email: admin.email, password: PASSWORD, name: 'Three' }, { token: admin.token }), 409)
-      const [row] = await t.db.sql<{ n: number }>`select count(*)::int as n from quiz.users where lower(email) = lower(${email})`
-      expect(row!.n).toBe(1)
+      expect(await userCount(t, email)).toBe(1)
     })
 
     it('POST /api/admin/users with a password under 8 characters is 422 and adds no user', async () => {
@@ -265,8 +222,7 @@ for (const target of databaseTargets()) {
       return (await res.json()) as { registration_enabled: boolean; embedding_model: string }
     }
     const putSettings = (body: unknown, token = admin.token) => t.put(`${API}/admin/settings`, body, { token })
-    const registerLater = (email: string) =>
-      t.post(`${API}/auth/register`, { email, password: PASSWORD, name: 'Later' }, { ip: freshIp() })
+    const registerLater = (email: string) => register(t, email, { name: 'Later' })
 
     it('GET /api/admin/settings answers {registration_enabled: true, embedding_model} by default', async () => {
       const settings = await getSettings()
@@ -305,7 +261,7 @@ for (const target of databaseTargets()) {
       expect(res.status).toBe(200)
       expect(((await res.json()) as { requires_verification: boolean }).requires_verification).toBe(true)
       expect((await userRow(t, email))?.role).toBe('user')
-      const link = linkIn(await sink.waitFor((m) => m.to.includes(email)), '/quiz/verify-email')
+      const link = linkIn(await sink.waitFor(isVerifyMail(email)), '/quiz/verify-email')
       expect((await t.get(`${API}/auth/verify-email?token=${encodeURIComponent(link.token)}`)).status).toBe(200)
     })
 

@@ -1,90 +1,40 @@
 // Spec 1, Auth, Errors, Limits, Authentication: accounts of the quiz service through the real app, with real
 // mail (an SMTP listener) and a real bot-challenge verifier.
 import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { PASSWORD_MIN } from '../plugins/quiz/model'
+import { FORGOT_PASSWORD_RULE, LOGIN_RULE, RESET_TOKEN_LIFETIME_S, VERIFY_TOKEN_LIFETIME_S } from '../plugins/quiz/services/accounts'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { linkIn, startSmtpSink, type ReceivedMail, type SmtpSink } from './support/smtp'
+import { linkIn, startSmtpSink, type SmtpSink } from './support/smtp'
 import { PASS_TOKEN, startChallengeServer, type ChallengeServer } from './support/challenge'
+import {
+  API, PASSWORD, expectDetail, expectUserResponse, expectValidation, freshIp, isResetMail, isVerifyMail, login, loginToken,
+  register, settle, uniqueEmail, userCount, type TokenBody, type UserBody,
+} from './support/quiz'
 
 
 // Each file boots real apps (and the first one migrates the PGlite template); password hashing is deliberately slow.
 setDefaultTimeout(30_000)
-const API = '/quiz/api'
-const PASSWORD = 'correct-horse-1'
-const PASSWORD_MIN = 8 // spec 1, Limits: password at least 8 characters
-const LOGIN_LIMIT = 10 // spec 1, Limits: 10 login attempts per client address per 15 minutes
-const LOGIN_WINDOW_S = 15 * 60
-const FORGOT_LIMIT = 3 // spec 1, Limits: 3 forgot-password requests per email address per hour
-const VERIFY_TOKEN_TTL_MS = 24 * 3600_000
-const RESET_TOKEN_TTL_MS = 3600_000
+const VERIFY_TOKEN_TTL_MS = VERIFY_TOKEN_LIFETIME_S * 1000
+const RESET_TOKEN_TTL_MS = RESET_TOKEN_LIFETIME_S * 1000
 const MINUTE_MS = 60_000
 
-let seq = 0
-const uniqueEmail = (tag: string) => `${tag}-${Date.now().toString(36)}-${++seq}@example.test`
-let ipSeq = 0
-/** A client address no other test has used, so the login limit of one test never leaks into another. */
-const freshIp = () => {
-  ipSeq++
-  return `10.77.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`
-}
-const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms))
-
-interface TokenBody { access_token: string; token_type: string }
-interface UserBody { id: number; email: string; name: string; role: string; created_at: string; access_token?: string; [k: string]: unknown }
+// The tests below go by the implementation's constants; this pins those to spec 1, Limits (and the token
+// lifetimes the tests' names promise), so a wrong constant still fails.
+describe('quiz account limits', () => {
+  it('password at least 8 characters; login 10 per client address per 15 minutes; forgot-password 3 per email address per hour; verification link 24 hours, reset link 1 hour', () => {
+    expect(PASSWORD_MIN).toBe(8)
+    expect(LOGIN_RULE).toMatchObject({ limit: 10, windowS: 15 * 60 })
+    expect(FORGOT_PASSWORD_RULE).toMatchObject({ limit: 3, windowS: 3600 })
+    expect(VERIFY_TOKEN_LIFETIME_S).toBe(24 * 3600)
+    expect(RESET_TOKEN_LIFETIME_S).toBe(3600)
+  })
+})
 
 let sink: SmtpSink
 beforeAll(async () => {
   sink = await startSmtpSink()
 })
 afterAll(() => sink.close())
-
-const isVerifyMail = (email: string) => (m: ReceivedMail) => m.to.includes(email.toLowerCase()) && m.text.includes('/quiz/verify-email?token=')
-const isResetMail = (email: string) => (m: ReceivedMail) => m.to.includes(email.toLowerCase()) && m.text.includes('/quiz/reset-password?token=')
-
-function expectUserResponse(body: UserBody, expected: { email: string; name?: string; role?: string }) {
-  expect(body).toMatchObject({ email: expected.email, ...(expected.name ? { name: expected.name } : {}), ...(expected.role ? { role: expected.role } : {}) })
-  expect(typeof body.id).toBe('number')
-  expect(typeof body.name).toBe('string')
-  expect(['admin', 'moderator', 'user']).toContain(body.role)
-  expect(Number.isNaN(Date.parse(body.created_at))).toBe(false)
-  for (const key of Object.keys(body)) expect(key).not.toMatch(/hash|password/i)
-}
-
-async function expectDetail(res: Response, status: number): Promise<string> {
-  expect(res.status).toBe(status)
-  const body = (await res.json()) as { detail: unknown }
-  expect(typeof body.detail).toBe('string')
-  expect((body.detail as string).length).toBeGreaterThan(0)
-  return body.detail as string
-}
-
-async function expectValidation(res: Response, field: string) {
-  expect(res.status).toBe(422)
-  const body = (await res.json()) as { detail: Array<{ loc: unknown[]; msg: string; type: string }> }
-  expect(Array.isArray(body.detail)).toBe(true)
-  expect(body.detail.some((d) => d.loc[0] === 'body' && d.loc[d.loc.length - 1] === field)).toBe(true)
-  for (const d of body.detail) expect(typeof d.msg).toBe('string')
-}
-
-async function userCount(t: TestApp, email: string): Promise<number> {
-  const [row] = await t.db.sql<{ n: number }>`select count(*)::int as n from quiz.users where lower(email) = lower(${email})`
-  return row!.n
-}
-
-async function login(t: TestApp, email: string, password: string, extra: Record<string, unknown> = {}, ip = freshIp()) {
-  return t.post(`${API}/auth/login`, { email, password, ...extra }, { ip })
-}
-
-async function loginToken(t: TestApp, email: string, password: string): Promise<string> {
-  const res = await login(t, email, password)
-  expect(res.status).toBe(200)
-  const body = (await res.json()) as TokenBody
-  expect(body.token_type).toBe('bearer')
-  return body.access_token
-}
-
-async function register(t: TestApp, email: string, extra: Record<string, unknown> = {}) {
-  return t.post(`${API}/auth/register`, { email, password: PASSWORD, name: email.split('@')[0], ...extra }, { ip: freshIp() })
-}
 
 /** Registers a later user and waits for the verification mail; the user stays unverified. */
 async function registerUnverified(t: TestApp, tag: string, extra: Record<string, unknown> = {}) {
@@ -263,7 +213,7 @@ for (const target of databaseTargets()) {
     it('login counts every attempt per client address: the 11th in 15 minutes is 429 with Retry-After; another address still gets in', async () => {
       const { email } = await registerVerified(t, 'limited')
       const ip = freshIp()
-      for (let i = 0; i < LOGIN_LIMIT; i++) {
+      for (let i = 0; i < LOGIN_RULE.limit; i++) {
         const ok = i % 2 === 0
         const res = await login(t, email, ok ? PASSWORD : 'wrong-password-1', {}, ip)
         expect(res.status).toBe(ok ? 200 : 401)
@@ -273,7 +223,7 @@ for (const target of databaseTargets()) {
       const retryAfter = Number(blocked.headers.get('retry-after'))
       expect(Number.isInteger(retryAfter)).toBe(true)
       expect(retryAfter).toBeGreaterThan(0)
-      expect(retryAfter).toBeLessThanOrEqual(LOGIN_WINDOW_S)
+      expect(retryAfter).toBeLessThanOrEqual(LOGIN_RULE.windowS)
       expect((await login(t, email, PASSWORD, {}, freshIp())).status).toBe(200)
     })
 
@@ -347,7 +297,7 @@ for (const target of databaseTargets()) {
     it('forgot-password allows 3 requests per email address per hour: the 4th is 429, only 3 mails arrive, other addresses are unaffected', async () => {
       const { email } = await registerVerified(t, 'forgot-limit')
       const { email: other } = await registerVerified(t, 'forgot-other')
-      for (let i = 0; i < FORGOT_LIMIT; i++) {
+      for (let i = 0; i < FORGOT_PASSWORD_RULE.limit; i++) {
         expect((await t.post(`${API}/auth/forgot-password`, { email }, { ip: freshIp() })).status).toBe(200)
       }
       const blocked = await t.post(`${API}/auth/forgot-password`, { email }, { ip: freshIp() })
@@ -357,9 +307,9 @@ for (const target of databaseTargets()) {
       expect(otherRes.status).toBe(200)
       await sink.waitFor(isResetMail(other))
       const deadline = Date.now() + 5000
-      while (sink.messages.filter(isResetMail(email)).length < FORGOT_LIMIT && Date.now() < deadline) await settle(100)
+      while (sink.messages.filter(isResetMail(email)).length < FORGOT_PASSWORD_RULE.limit && Date.now() < deadline) await settle(100)
       await settle(600)
-      expect(sink.messages.filter(isResetMail(email))).toHaveLength(FORGOT_LIMIT)
+      expect(sink.messages.filter(isResetMail(email))).toHaveLength(FORGOT_PASSWORD_RULE.limit)
     })
 
     it('GET /api/auth/me returns the caller as UserResponse', async () => {

@@ -53,6 +53,20 @@ export async function freshServerDatabase(): Promise<{ url: string; drop: () => 
   }
 }
 
+/** A database with only the core migrations applied: in-memory PGlite, or a fresh one on the server for 'postgres'. */
+export async function openCoreDb(target: DatabaseTarget, poolSize = 4): Promise<{ db: Db; close(): Promise<void> }> {
+  const server = target === 'postgres' ? await freshServerDatabase() : null
+  const db = await openDb({ url: server?.url ?? 'memory://', dataDir: tmpdir(), poolSize })
+  await migrate(db, [{ owner: 'core', dir: join(ROOT_DIR, 'sql') }])
+  return {
+    db,
+    async close() {
+      await db.close()
+      await server?.drop()
+    },
+  }
+}
+
 export interface TestAppOptions {
   target?: DatabaseTarget
   env?: Record<string, string | undefined>

@@ -1,0 +1,82 @@
+// Helpers of the quiz service's tests: unique data, client addresses, the account calls every file makes,
+// and the checks of spec 1's response shapes (UserResponse, error detail, 422 field locations).
+import { expect } from 'bun:test'
+import type { TestApp } from './app'
+import type { ReceivedMail } from './smtp'
+
+export const API = '/quiz/api'
+export const PASSWORD = 'correct-horse-1'
+
+let emailSeq = 0
+export const uniqueEmail = (tag: string) => `${tag}-${Date.now().toString(36)}-${++emailSeq}@example.test`
+
+// One counter for the whole `bun test` process (it loads this module once for all files), so no two tests of
+// any file share an address.
+let ipSeq = 0
+/** A client address no other test has used, so the login limit of one test never leaks into another. */
+export const freshIp = () => {
+  ipSeq++
+  return `10.77.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`
+}
+
+/** Gives background work (mail sending) time to happen, before asserting that it did not. */
+export const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms))
+
+export interface TokenBody { access_token: string; token_type: string }
+export interface UserBody {
+  id: number; email: string; name: string; role: string; created_at: string
+  access_token?: string; unthrottled?: boolean; [k: string]: unknown
+}
+
+export const isVerifyMail = (email: string) => (m: ReceivedMail) => m.to.includes(email.toLowerCase()) && m.text.includes('/quiz/verify-email?token=')
+export const isResetMail = (email: string) => (m: ReceivedMail) => m.to.includes(email.toLowerCase()) && m.text.includes('/quiz/reset-password?token=')
+
+/** A UserResponse: the expected fields, every field typed, and no password hash under any name. */
+export function expectUserResponse(body: UserBody, expected: Partial<Pick<UserBody, 'id' | 'email' | 'name' | 'role'>>) {
+  expect(body).toMatchObject(expected)
+  expect(typeof body.id).toBe('number')
+  expect(typeof body.email).toBe('string')
+  expect(typeof body.name).toBe('string')
+  expect(['admin', 'moderator', 'user']).toContain(body.role)
+  expect(Number.isNaN(Date.parse(body.created_at))).toBe(false)
+  for (const key of Object.keys(body)) expect(key).not.toMatch(/hash|password/i)
+}
+
+/** An error answer: the status and a non-empty `detail` string, which it returns. */
+export async function expectDetail(res: Response, status: number): Promise<string> {
+  expect(res.status).toBe(status)
+  const body = (await res.json()) as { detail: unknown }
+  expect(typeof body.detail).toBe('string')
+  expect((body.detail as string).length).toBeGreaterThan(0)
+  return body.detail as string
+}
+
+/** A 422 whose `detail` list names the body field. */
+export async function expectValidation(res: Response, field: string) {
+  expect(res.status).toBe(422)
+  const body = (await res.json()) as { detail: Array<{ loc: unknown[]; msg: string; type: string }> }
+  expect(Array.isArray(body.detail)).toBe(true)
+  expect(body.detail.some((d) => d.loc[0] === 'body' && d.loc[d.loc.length - 1] === field)).toBe(true)
+  for (const d of body.detail) expect(typeof d.msg).toBe('string')
+}
+
+export async function userCount(t: TestApp, email: string): Promise<number> {
+  const [row] = await t.db.sql<{ n: number }>`select count(*)::int as n from quiz.users where lower(email) = lower(${email})`
+  return row!.n
+}
+
+export async function register(t: TestApp, email: string, extra: Record<string, unknown> = {}) {
+  return t.post(`${API}/auth/register`, { email, password: PASSWORD, name: email.split('@')[0], ...extra }, { ip: freshIp() })
+}
+
+export async function login(t: TestApp, email: string, password = PASSWORD, extra: Record<string, unknown> = {}, ip = freshIp()) {
+  return t.post(`${API}/auth/login`, { email, password, ...extra }, { ip })
+}
+
+export async function loginToken(t: TestApp, email: string, password = PASSWORD): Promise<string> {
+  const res = await login(t, email, password)
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as TokenBody
+  expect(body.token_type).toBe('bearer')
+  return body.access_token
+}
