@@ -140,7 +140,7 @@ for (const target of databaseTargets()) {
         expect(refused.allowed).toBe(false)
         expect(refused.remaining).toBe(0)
         expect(refused.retryAfterS).toBeGreaterThan(0)
-        expect(refused.retryAfterS).toBeLessThanOrEqual(2 * WINDOW_S)
+        expect(refused.retryAfterS).toBeLessThanOrEqual(WINDOW_S)
       })
 
       it('consume() throws 429 rate_limited with the rule\'s message and a Retry-After header', async () => {
@@ -167,18 +167,38 @@ for (const target of databaseTargets()) {
         expect((await limiter.hit(reset, 'ip-1')).allowed).toBe(true)
       })
 
-      it('slides: the previous window still counts in part, after two windows everything is allowed again', async () => {
+      it('slides: a hit leaves the count exactly one window after it was made', async () => {
         const c = clock()
         const limiter = createRateLimiter(db, c.now)
         const r = rule(4)
-        for (let n = 0; n < 4; n++) await limiter.hit(r, 'ip-1')
-        // Half a window into the next one, half of the previous window's 4 hits still weigh: 2 more fit, not 4.
-        c.advance(WINDOW_S * 1.5)
+        for (let n = 0; n < 2; n++) await limiter.hit(r, 'ip-1')
+        c.advance(30)
+        for (let n = 0; n < 2; n++) await limiter.hit(r, 'ip-1')
+        const full = await limiter.hit(r, 'ip-1')
+        expect(full).toEqual({ allowed: false, remaining: 0, retryAfterS: WINDOW_S - 30 })
+        // One second short of a window after the first two hits: still four in the window.
+        c.advance(WINDOW_S - 30 - 1)
+        expect((await limiter.hit(r, 'ip-1')).allowed).toBe(false)
+        // A window after the first two, those two have left: two fit, the third does not.
+        c.advance(1)
         expect((await limiter.hit(r, 'ip-1')).allowed).toBe(true)
         expect((await limiter.hit(r, 'ip-1')).allowed).toBe(true)
         expect((await limiter.hit(r, 'ip-1')).allowed).toBe(false)
-        c.advance(WINDOW_S * 2)
+        c.advance(2 * WINDOW_S)
         for (let n = 0; n < 4; n++) expect((await limiter.hit(r, 'ip-1')).allowed).toBe(true)
+      })
+
+      it('refused hits are not recorded: hammering does not push a client out beyond one window', async () => {
+        const c = clock()
+        const limiter = createRateLimiter(db, c.now)
+        const r = rule(3)
+        for (let n = 0; n < 3; n++) await limiter.hit(r, 'ip-1')
+        for (let n = 0; n < 50; n++) {
+          c.advance(1)
+          expect((await limiter.hit(r, 'ip-1')).retryAfterS).toBeLessThanOrEqual(WINDOW_S)
+        }
+        c.advance(WINDOW_S - 50)
+        expect((await limiter.hit(r, 'ip-1')).allowed).toBe(true)
       })
 
       it('a client that waits Retry-After after a refusal is let in on its next try', async () => {
@@ -263,17 +283,17 @@ for (const target of databaseTargets()) {
         expect((await limiter.hit(r, 'ip-2')).allowed).toBe(false)
       })
 
-      it('sweep removes counters older than two days and keeps recent ones', async () => {
+      it('sweep removes hits older than a day and keeps recent ones', async () => {
         const c = clock()
         const limiter = createRateLimiter(db, c.now)
         const old = rule(5)
         const recent = rule(5)
-        c.advance(-3 * 24 * 3600)
+        c.advance(-2 * 24 * 3600)
         await limiter.hit(old, 'ip-1')
-        c.advance(3 * 24 * 3600)
+        c.advance(2 * 24 * 3600)
         await limiter.hit(recent, 'ip-1')
         expect(await limiter.sweep()).toBeGreaterThanOrEqual(1)
-        const left = await db.sql<{ rule: string }>`select rule from core.rate_limits where rule = any(${[old.name, recent.name]}::text[])`
+        const left = await db.sql<{ rule: string }>`select rule from core.rate_hits where rule = any(${[old.name, recent.name]}::text[])`
         expect(left.map((row) => row.rule)).toEqual([recent.name])
       })
     })

@@ -1,6 +1,7 @@
-// Windowed counters keyed by (rule, subject), in PostgreSQL so every process on one database agrees.
-// A sliding-window estimate (the previous window weighted by how much of it still overlaps) avoids the
-// double burst a plain fixed window allows at its edge.
+// Rate limits keyed by (rule, subject), in PostgreSQL so every process on one database agrees.
+// A sliding log: each allowed hit is a row; a hit is allowed while fewer than `limit` rows lie inside the last
+// window. Refused hits are not recorded, so Retry-After is exact: the moment the oldest hit in the window
+// leaves it. A per-key advisory lock makes concurrent hits count one after another.
 import type { Db } from './db'
 import { HttpError } from './errors'
 
@@ -20,75 +21,43 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  /** Counts one hit and says whether it is within the rule. */
+  /** Records one hit when it is within the rule, and says whether it was. */
   hit(rule: RateRule, subject: string): Promise<RateDecision>
-  /** Counts one hit and throws 429 (with Retry-After) when over the rule. */
+  /** Records one hit, or throws 429 (with Retry-After) when over the rule. */
   consume(rule: RateRule, subject: string): Promise<void>
   reset(rule: RateRule, subject: string): Promise<void>
+  /** Deletes hits older than any rule's window. */
   sweep(): Promise<number>
-}
-
-/** Absorbs floating-point error in the weighted estimate, so a hit exactly at the limit is not refused. */
-const FLOAT_SLACK = 1e-9
-
-/**
- * Milliseconds until one more hit is within the limit. Refused hits count too (a client that keeps hammering
- * stays out), so waiting only until the estimate is back at the limit is not enough: the next hit adds one.
- * It fits later in this window once the previous window's weight has faded enough, or else in the next
- * window, where this window's hits become the fading part.
- */
-function msUntilNextHitFits(limit: number, windowMs: number, sinceStartMs: number, current: number, previous: number): number {
-  if (current + 1 <= limit && previous > 0) {
-    // current + 1 + previous * (1 - x / W) <= limit
-    const x = windowMs * (1 - (limit - current - 1) / previous)
-    return Math.max(0, x - sinceStartMs)
-  }
-  // 1 + current * (1 - x / W) <= limit, x into the next window
-  const x = current > 0 ? Math.max(0, windowMs * (1 - (limit - 1) / current)) : 0
-  return windowMs - sinceStartMs + x
 }
 
 export function createRateLimiter(db: Db, now: () => number = Date.now): RateLimiter {
   const limiter: RateLimiter = {
-    async hit(rule, subject) {
-      const windowMs = rule.windowS * 1000
-      const t = now()
-      const start = Math.floor(t / windowMs) * windowMs
-      const current = new Date(start).toISOString()
-      const previous = new Date(start - windowMs).toISOString()
-      const rows = await db.sql<{ window_start: Date; hits: number }>`
-        with bumped as (
-          insert into core.rate_limits (rule, subject, window_start, hits)
-          values (${rule.name}, ${subject}, ${current}, 1)
-          on conflict (rule, subject, window_start) do update set hits = core.rate_limits.hits + 1
-          returning window_start, hits
-        )
-        select window_start, hits from bumped
-        union all
-        select window_start, hits from core.rate_limits
-        where rule = ${rule.name} and subject = ${subject} and window_start = ${previous}`
-      let currentHits = 0
-      let previousHits = 0
-      for (const r of rows) {
-        if (new Date(r.window_start).getTime() === start) currentHits = Number(r.hits)
-        else previousHits = Number(r.hits)
-      }
-      const overlap = 1 - (t - start) / windowMs
-      const estimate = currentHits + previousHits * overlap
-      const allowed = estimate <= rule.limit + FLOAT_SLACK
-      const retryAfterS = allowed ? 0 : Math.ceil(msUntilNextHitFits(rule.limit, windowMs, t - start, currentHits, previousHits) / 1000)
-      return { allowed, remaining: Math.max(0, Math.floor(rule.limit - estimate + FLOAT_SLACK)), retryAfterS }
-    },
+    hit: (rule, subject) =>
+      db.transaction(async (tx) => {
+        const t = now()
+        const windowStart = new Date(t - rule.windowS * 1000).toISOString()
+        await tx.sql`select pg_advisory_xact_lock(hashtext(${rule.name}), hashtext(${subject}))`
+        const [inWindow] = await tx.sql<{ n: number; oldest: Date | string | null }>`
+          select count(*)::int as n, min(at) as oldest from core.rate_hits
+          where rule = ${rule.name} and subject = ${subject} and at > ${windowStart}`
+        const n = inWindow?.n ?? 0
+        if (n >= rule.limit) {
+          const oldest = new Date(inWindow!.oldest!).getTime()
+          return { allowed: false, remaining: 0, retryAfterS: Math.max(1, Math.ceil((oldest + rule.windowS * 1000 - t) / 1000)) }
+        }
+        await tx.sql`insert into core.rate_hits (rule, subject, at) values (${rule.name}, ${subject}, ${new Date(t).toISOString()})`
+        return { allowed: true, remaining: rule.limit - n - 1, retryAfterS: 0 }
+      }),
     async consume(rule, subject) {
       const d = await limiter.hit(rule, subject)
       if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
     },
     async reset(rule, subject) {
-      await db.sql`delete from core.rate_limits where rule = ${rule.name} and subject = ${subject}`
+      await db.sql`delete from core.rate_hits where rule = ${rule.name} and subject = ${subject}`
     },
     async sweep() {
-      // Keep two days: the longest rule window is an hour, the previous window is still read.
-      const rows = await db.sql`delete from core.rate_limits where window_start < now() - interval '2 days' returning rule`
+      // The longest window of any rule is an hour; a day leaves a wide margin.
+      const rows = await db.sql`delete from core.rate_hits where at < now() - interval '1 day' returning rule`
       return rows.length
     },
   }
