@@ -11,7 +11,7 @@ export class ConfigError extends Error {
 
 export type MailConfig =
   | { transport: 'smtp'; host: string; port: number; user?: string; pass?: string; from: string; secure: boolean }
-  | { transport: 'resend'; apiKey: string; from: string }
+  | { transport: 'resend'; apiKey: string; from: string; baseUrl: string | null }
   | { transport: 'log'; from: string }
 
 export interface Config {
@@ -167,7 +167,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
         user: str('SMTP_USER') ?? undefined, pass: str('SMTP_PASS') ?? undefined, from, secure: bool('SMTP_SECURE', false),
       }
     : resendKey
-      ? { transport: 'resend', apiKey: resendKey, from: str('MAIL_FROM') ?? from }
+      ? { transport: 'resend', apiKey: resendKey, from: str('MAIL_FROM') ?? from, baseUrl: url('RESEND_BASE_URL') }
       : { transport: 'log', from }
 
   const logLevel = (str('LOG_LEVEL') ?? 'info') as Config['logLevel']

@@ -123,7 +123,7 @@ describe('config defaults (RUNTIME.md)', () => {
     const smtp = loadConfig({ DATA_DIR: dataDir(), SMTP_HOST: 'mail.example', SMTP_PORT: '2525', SMTP_FROM: 'a@example.org', RESEND_API_KEY: 're_x' })
     expect(smtp.mail).toMatchObject({ transport: 'smtp', host: 'mail.example', port: 2525, from: 'a@example.org', secure: false })
     const resend = loadConfig({ DATA_DIR: dataDir(), RESEND_API_KEY: 're_x', MAIL_FROM: 'b@example.org' })
-    expect(resend.mail).toEqual({ transport: 'resend', apiKey: 're_x', from: 'b@example.org' })
+    expect(resend.mail).toEqual({ transport: 'resend', apiKey: 're_x', from: 'b@example.org', baseUrl: null })
   })
 })
 

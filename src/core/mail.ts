@@ -49,7 +49,7 @@ export function createMailer(config: MailConfig, log: Logger): Mailer {
       transport: 'resend',
       async send(m) {
         const { Resend } = await import('resend')
-        const resend = new Resend(config.apiKey)
+        const resend = new Resend(config.apiKey, config.baseUrl ? { baseUrl: config.baseUrl } : undefined)
         const result = await Promise.race([
           resend.emails.send({ from: config.from, to: m.to, subject: m.subject, text: m.text, html: m.html }),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('mail send timed out')), MAIL_TIMEOUT_MS)),

@@ -1,0 +1,79 @@
+// src/core/mail.ts: one send() over SMTP (a real SMTP listener), Resend (an HTTP server speaking its API)
+// and the log transport (no mail configured: the message and its links go to the server log).
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import pino from 'pino'
+import { createMailer } from '../src/core/mail'
+import { createLogger } from '../src/core/log'
+import { startSmtpSink, type SmtpSink } from './support/smtp'
+
+const silent = createLogger('silent')
+
+describe('SMTP transport', () => {
+  let sink: SmtpSink
+  beforeAll(async () => {
+    sink = await startSmtpSink()
+  })
+  afterAll(() => sink.close())
+
+  it('delivers subject, sender and text to the SMTP server', async () => {
+    const mailer = createMailer({ transport: 'smtp', host: '127.0.0.1', port: sink.port, from: 'clinic@example.test', secure: false }, silent)
+    expect(mailer.configured).toBe(true)
+    await mailer.send({ to: 'nurse@example.test', subject: 'Shift change', text: 'See you at 7.' })
+    const mail = await sink.waitFor((m) => m.subject === 'Shift change')
+    expect(mail.to).toEqual(['nurse@example.test'])
+    expect(mail.from).toContain('clinic@example.test')
+    expect(mail.text).toContain('See you at 7.')
+    mailer.close()
+  })
+
+  it('an unreachable SMTP server makes send() reject instead of hanging', async () => {
+    const mailer = createMailer({ transport: 'smtp', host: '127.0.0.1', port: 1, from: 'clinic@example.test', secure: false }, silent)
+    await expect(mailer.send({ to: 'x@example.test', subject: 's', text: 't' })).rejects.toThrow()
+    mailer.close()
+  })
+})
+
+describe('Resend transport', () => {
+  const received: Array<{ auth: string | null; body: Record<string, unknown> }> = []
+  let fail = false
+  let api: ReturnType<typeof Bun.serve>
+  beforeAll(() => {
+    api = Bun.serve({
+      port: 0,
+      async fetch(req) {
+        if (new URL(req.url).pathname !== '/emails' || req.method !== 'POST') return new Response('not found', { status: 404 })
+        received.push({ auth: req.headers.get('authorization'), body: (await req.json()) as Record<string, unknown> })
+        if (fail) return Response.json({ name: 'validation_error', message: 'The from address is not verified', statusCode: 422 }, { status: 422 })
+        return Response.json({ id: crypto.randomUUID() })
+      },
+    })
+  })
+  afterAll(() => api.stop(true))
+  const mailer = () => createMailer({ transport: 'resend', apiKey: 're_test_key', from: 'clinic@example.test', baseUrl: `http://127.0.0.1:${api.port}` }, silent)
+
+  it('posts the message to the Resend API with the key as Bearer token', async () => {
+    fail = false
+    await mailer().send({ to: 'doctor@example.test', subject: 'Results', text: 'Ready.' })
+    const last = received.at(-1)!
+    expect(last.auth).toBe('Bearer re_test_key')
+    expect(last.body).toMatchObject({ from: 'clinic@example.test', to: 'doctor@example.test', subject: 'Results', text: 'Ready.' })
+  })
+
+  it('an error answer from the API makes send() reject with its message', async () => {
+    fail = true
+    await expect(mailer().send({ to: 'doctor@example.test', subject: 'Results', text: 'Ready.' })).rejects.toThrow('not verified')
+  })
+})
+
+describe('log transport', () => {
+  it('is not "configured" and writes the message, links included, to the log', async () => {
+    const lines: string[] = []
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
+    const mailer = createMailer({ transport: 'log', from: 'no-reply@localhost' }, log)
+    expect(mailer.configured).toBe(false)
+    await mailer.send({ to: 'a@example.test', subject: 'Confirm', text: 'Open http://localhost/quiz/verify-email?token=abc' })
+    const entry = JSON.parse(lines.at(-1)!) as { mail: { to: string; text: string } }
+    expect(entry.mail.to).toBe('a@example.test')
+    expect(entry.mail.text).toContain('verify-email?token=abc')
+  })
+})
