@@ -34,7 +34,8 @@ export interface Config {
   appUrl: string | null
   corsOrigins: string[]
   trustProxy: boolean
-  challenge: { secretKey: string; verifyUrl: string } | null
+  /** The bot challenge; siteKey and scriptUrl are what browser forms need to show its widget. */
+  challenge: { secretKey: string; verifyUrl: string; siteKey: string | null; scriptUrl: string } | null
   oidcAllowInsecureIssuer: boolean
   ai: {
     baseUrl: string | null
@@ -53,6 +54,7 @@ export interface Config {
 type Env = Record<string, string | undefined>
 
 const DEFAULT_CHALLENGE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify'
+const DEFAULT_CHALLENGE_SCRIPT_URL = 'https://challenges.cloudflare.com/turnstile/v0/api.js'
 const SECRETS_FILE = 'secrets.json'
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const challengeKey = str('CHALLENGE_SECRET_KEY')
   const challengeVerifyUrl = url('CHALLENGE_VERIFY_URL') ?? DEFAULT_CHALLENGE_VERIFY_URL
+  const challengeScriptUrl = url('CHALLENGE_SCRIPT_URL') ?? DEFAULT_CHALLENGE_SCRIPT_URL
 
   const smtpHost = str('SMTP_HOST')
   const resendKey = str('RESEND_API_KEY')
@@ -197,7 +200,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     appUrl,
     corsOrigins,
     trustProxy: bool('TRUST_PROXY', false),
-    challenge: challengeKey ? { secretKey: challengeKey, verifyUrl: challengeVerifyUrl } : null,
+    challenge: challengeKey
+      ? { secretKey: challengeKey, verifyUrl: challengeVerifyUrl, siteKey: str('CHALLENGE_SITE_KEY'), scriptUrl: challengeScriptUrl }
+      : null,
     oidcAllowInsecureIssuer,
     ai: {
       baseUrl: url('AI_BASE_URL'),

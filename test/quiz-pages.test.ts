@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { PASSWORD_MIN } from '../plugins/quiz/model'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
+import { PASS_TOKEN, startChallengeServer, type ChallengeServer } from './support/challenge'
 import { userCount } from './support/quiz'
 
 const html = { accept: 'text/html' }
@@ -146,3 +147,29 @@ for (const target of databaseTargets()) {
     })
   })
 }
+
+describe('quiz pages with the bot challenge on', () => {
+  let t: TestApp
+  let verifier: ChallengeServer
+  beforeAll(async () => {
+    verifier = startChallengeServer()
+    t = await startTestApp({ env: { ...verifier.env, CHALLENGE_SITE_KEY: 'site-key-123' } })
+  })
+  afterAll(async () => {
+    await t.close()
+    await verifier.close()
+  })
+
+  it('forms show the widget with the site key; a post without its token is refused, with it the account is made', async () => {
+    const page = await (await t.get('/quiz/register', { headers: html })).text()
+    expect(page).toContain('<div class="cf-turnstile" data-sitekey="site-key-123"></div>')
+    const fields = { name: 'Challenged', email: 'challenged@example.test', password: 'correct horse' }
+    const refused = await t.form('/quiz/register', fields)
+    expect(refused.status).toBe(422)
+    expect(await refused.text()).toContain('Bot challenge required')
+    expect(await userCount(t, fields.email)).toBe(0)
+    const passed = await t.form('/quiz/register', { ...fields, 'cf-turnstile-response': PASS_TOKEN })
+    expect(passed.status).toBe(303)
+    expect(await userCount(t, fields.email)).toBe(1)
+  })
+})

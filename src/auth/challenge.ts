@@ -1,11 +1,12 @@
 // The bot challenge (Turnstile-style siteverify): POST form secret, response, remoteip; answer {success}.
+import type { Config } from '../config'
 import { HttpError } from '../core/errors'
 
 export const CHALLENGE_TIMEOUT_MS = 10_000
 
 /** Resolves when the challenge is off or the token passes; throws 400 when it fails, 502 when the verifier is unreachable. */
 export async function verifyChallenge(
-  challenge: { secretKey: string; verifyUrl: string } | null,
+  challenge: Pick<NonNullable<Config['challenge']>, 'secretKey' | 'verifyUrl'> | null,
   token: string | null | undefined,
   remoteIp: string,
 ): Promise<void> {

@@ -22,8 +22,8 @@ export const pageRoutes = (core: Core) => {
   const base = core.config.quizBasePath
   const ctx: PageContext = {
     base,
-    challengeSiteKey: core.config.challenge ? (process.env.CHALLENGE_SITE_KEY ?? null) : null,
-    challengeScriptUrl: process.env.CHALLENGE_SCRIPT_URL ?? 'https://challenges.cloudflare.com/turnstile/v0/api.js',
+    challengeSiteKey: core.config.challenge?.siteKey ?? null,
+    challengeScriptUrl: core.config.challenge?.scriptUrl ?? '',
   }
   const secure = core.config.production || (core.config.appUrl?.startsWith('https://') ?? false)
   const cookiePath = base || '/'
