@@ -1,7 +1,7 @@
 // Entry: config -> database -> migrations -> apps -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { boot } from './app'
 import { ConfigError, loadConfig } from './config'
-import { createLogger } from './core/log'
+import { createLogger, flushLog } from './core/log'
 import { MigrationError } from './core/migrate'
 import { startSchedules } from './core/schedule'
 import { plugins } from '../plugins'
@@ -29,6 +29,7 @@ async function main() {
   } catch (err) {
     if (err instanceof MigrationError) log.fatal({ file: err.file, error: (err.cause as Error)?.message }, err.message)
     else log.fatal({ err }, 'start-up failed')
+    flushLog(log)
     process.exit(1)
   }
   const maxRequestBodySize = Math.max(config.maxUploadSize, 25 * 1024 * 1024) + BODY_LIMIT_SLACK
@@ -55,12 +56,14 @@ async function main() {
     stopSchedules()
     const forced = setTimeout(() => {
       log.error('shutdown took too long; exiting')
+      flushLog(log)
       process.exit(1)
     }, SHUTDOWN_GRACE_MS + 5_000)
     await Promise.race([Promise.all([server.stop(false), quizServer?.stop(false)]), Bun.sleep(SHUTDOWN_GRACE_MS)])
     await booted.shutdown()
     clearTimeout(forced)
     log.info('stopped')
+    flushLog(log)
     process.exit(0)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
