@@ -27,9 +27,12 @@ export function sameOrigin(request: Request, appUrl: string | null): boolean {
 }
 
 /** Field -> first message for a form body checked against a model; empty when the body is valid. */
-export function formErrors(schema: TSchema, value: unknown): Record<string, string> {
+export function formErrors(schema: TSchema, value: Record<string, unknown>): Record<string, string> {
+  // Only the model's own fields: a form also posts what is not the model's (a challenge widget's token).
+  const fields = Object.keys((schema as TSchema & { properties?: Record<string, unknown> }).properties ?? {})
+  const own = Object.fromEntries(fields.filter((k) => k in value).map((k) => [k, value[k]]))
   const errors: Record<string, string> = {}
-  for (const e of Value.Errors(schema, value)) {
+  for (const e of Value.Errors(schema, own)) {
     const field = e.path.replace(/^\//, '').split('/')[0] || 'form'
     errors[field] ??= friendlyMessage(e.schema as TSchema & Record<string, unknown>, e.message)
   }

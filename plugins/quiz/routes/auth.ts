@@ -52,7 +52,7 @@ export const authRoutes = (core: Core) =>
     .get('/me', ({ user }) => accounts.toUserResponse(user), {
       role: 'user', response: UserResponse, detail: { tags, summary: 'The signed-in user' },
     })
-    .put('/me', ({ user, body }) => accounts.updateMe(core, user, body), {
+    .put('/me', ({ user, body }) => accounts.updateMe(core, user.id, body), {
       role: 'user', body: UpdateMeBody, response: UpdateMeResponse,
       detail: { tags, summary: 'Update name or password', description: 'Changing the password needs current_password (400 when missing or wrong) and returns a fresh access_token; older tokens stop working.' },
     })

@@ -132,7 +132,7 @@ export const pageRoutes = (core: Core) => {
       const errors = formErrors(UpdateMeBody, { name: f.name ?? '' })
       try {
         if (Object.keys(errors).length > 0) throw HttpError.unprocessable('invalid_input', 'Check the form', errors)
-        const updated = await accounts.updateMe(core, { ...user, token_version: 0 }, { name: f.name })
+        const updated = await accounts.updateMe(core, user.id, { name: f.name })
         if (!isFragment(request)) return redirect(`${base}/`)
         return html(ProfileForm({ base, user: updated, saved: true }))
       } catch (err) {
@@ -150,7 +150,7 @@ export const pageRoutes = (core: Core) => {
       const errors = formErrors(t.Object({ current_password: t.String({ minLength: 1 }), new_password: UpdateMeBody.properties.new_password }), f)
       try {
         if (Object.keys(errors).length > 0) throw HttpError.unprocessable('invalid_input', 'Check the form', errors)
-        const updated = await accounts.updateMe(core, { ...user, token_version: 0 }, { current_password: f.current_password, new_password: f.new_password })
+        const updated = await accounts.updateMe(core, user.id, { current_password: f.current_password, new_password: f.new_password })
         // The password change ended older tokens, this cookie's included: carry on with the fresh one.
         const cookie = { 'set-cookie': sessionCookie(updated.access_token!) }
         if (!isFragment(request)) return redirect(`${base}/`, cookie)

@@ -32,7 +32,7 @@ export const MESSAGES = {
   invalidToken: 'Invalid or expired token',
 }
 
-interface UserRow {
+export interface UserRow {
   id: number
   email: string
   name: string
@@ -44,7 +44,8 @@ interface UserRow {
 }
 export type QuizUser = UserResponse & { token_version: number }
 
-const USER_COLUMNS = 'id, email, name, role, is_verified, unthrottled, token_version, created_at'
+/** The columns of a user row every service here reads (never the password hash). */
+export const USER_COLUMNS = raw('id, email, name, role, is_verified, unthrottled, token_version, created_at')
 
 export const normaliseEmail = (email: string) => email.trim().toLowerCase()
 
@@ -77,7 +78,7 @@ export async function userFromToken(core: Core, token: string): Promise<QuizUser
   const claims = await verifyToken(core.config.jwtSecret, TOKEN_AUDIENCE, token, core.now())
   const id = Number(claims?.sub)
   if (!claims || !Number.isInteger(id)) return null
-  const [row] = await core.db.sql<UserRow>`select ${raw(USER_COLUMNS)} from quiz.users where id = ${id}`
+  const [row] = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users where id = ${id}`
   if (!row || row.token_version !== claims.ver) return null
   return { ...toUserResponse(row), token_version: row.token_version }
 }
@@ -137,7 +138,7 @@ export async function register(core: Core, input: RegisterBody): Promise<Registe
       const [row] = await tx.sql<UserRow>`
         insert into quiz.users (email, name, password_hash, role, is_verified)
         values (${email}, ${input.name.trim()}, ${passwordHash}, ${first ? 'admin' : 'user'}, ${first})
-        returning ${raw(USER_COLUMNS)}`
+        returning ${USER_COLUMNS}`
       return row!
     })
   } catch (err) {
@@ -155,7 +156,7 @@ export async function register(core: Core, input: RegisterBody): Promise<Registe
 
 export async function login(core: Core, email: string, password: string): Promise<string> {
   const [user] = await core.db.sql<UserRow & { password_hash: string }>`
-    select ${raw(USER_COLUMNS)}, password_hash from quiz.users where lower(email) = ${normaliseEmail(email)}`
+    select ${USER_COLUMNS}, password_hash from quiz.users where lower(email) = ${normaliseEmail(email)}`
   if (!user) {
     await verifyDummyPassword(password)
     throw HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
@@ -180,7 +181,7 @@ export async function resendVerification(core: Core, email: string): Promise<str
   const address = normaliseEmail(email)
   const allowed = (await core.rateLimit.hit(RESEND_VERIFICATION_RULE, address)).allowed
   const [user] = await core.db.sql<UserRow>`
-    select ${raw(USER_COLUMNS)} from quiz.users where lower(email) = ${address} and not is_verified`
+    select ${USER_COLUMNS} from quiz.users where lower(email) = ${address} and not is_verified`
   if (user && allowed) inBackground(core, 'verification mail', () => sendVerificationMail(core, user))
   return MESSAGES.resend
 }
@@ -189,7 +190,7 @@ export async function forgotPassword(core: Core, email: string): Promise<string>
   const address = normaliseEmail(email)
   await core.rateLimit.consume(FORGOT_PASSWORD_RULE, address)
   inBackground(core, 'password reset mail', async () => {
-    const [user] = await core.db.sql<UserRow>`select ${raw(USER_COLUMNS)} from quiz.users where lower(email) = ${address}`
+    const [user] = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users where lower(email) = ${address}`
     if (!user) return
     const token = await createOneTimeToken(core, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S)
     const link = appLink(core, '/reset-password', token)
@@ -217,13 +218,13 @@ export async function resetPassword(core: Core, token: string, newPassword: stri
   return MESSAGES.reset
 }
 
-export async function updateMe(core: Core, user: QuizUser, input: UpdateMeBody): Promise<UserResponse & { access_token?: string }> {
+export async function updateMe(core: Core, userId: number, input: UpdateMeBody): Promise<UserResponse & { access_token?: string }> {
   const name = input.name?.trim()
   if (input.name != null && !name) throw HttpError.unprocessable('invalid_name', 'Name must not be empty', { name: 'Name must not be empty' })
   let passwordHash: string | null = null
   if (input.new_password) {
     if (!input.current_password) throw HttpError.badRequest('current_password_required', 'Current password is required to set a new password')
-    const [row] = await core.db.sql<{ password_hash: string }>`select password_hash from quiz.users where id = ${user.id}`
+    const [row] = await core.db.sql<{ password_hash: string }>`select password_hash from quiz.users where id = ${userId}`
     if (!row || !(await verifyPassword(input.current_password, row.password_hash))) {
       throw HttpError.badRequest('current_password_incorrect', 'Current password is incorrect')
     }
@@ -234,8 +235,8 @@ export async function updateMe(core: Core, user: QuizUser, input: UpdateMeBody):
       name = coalesce(${name ?? null}::text, name),
       password_hash = coalesce(${passwordHash}::text, password_hash),
       token_version = token_version + ${passwordHash ? 1 : 0}
-    where id = ${user.id}
-    returning ${raw(USER_COLUMNS)}`
+    where id = ${userId}
+    returning ${USER_COLUMNS}`
   if (!row) throw HttpError.unauthorized('not_authenticated', 'Not authenticated')
   const response = toUserResponse(row)
   return passwordHash ? { ...response, access_token: await issueAccessToken(core, row) } : response

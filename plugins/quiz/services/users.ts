@@ -1,23 +1,21 @@
 // Spec 1, Admin: users. Admins list, create, promote, unthrottle and delete users.
 import { hashPassword } from '../../../src/auth/password'
-import { isUniqueViolation, rawSql as raw } from '../../../src/core/db'
+import { isUniqueViolation } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import { createKv } from '../../../src/core/kv'
 import type { Core } from '../../../src/plugin'
 import type { Role, UserResponse } from '../model'
-import { normaliseEmail, toUserResponse } from './accounts'
+import { normaliseEmail, toUserResponse, USER_COLUMNS, type UserRow } from './accounts'
 
-const USER_COLUMNS = raw('id, email, name, role, is_verified, unthrottled, token_version, created_at')
-type Row = Parameters<typeof toUserResponse>[0]
 
 export async function listUsers(core: Core): Promise<UserResponse[]> {
-  const rows = await core.db.sql<Row>`select ${USER_COLUMNS} from quiz.users order by id`
+  const rows = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users order by id`
   return rows.map(toUserResponse)
 }
 
 export async function createUser(core: Core, input: { email: string; password: string; name: string }): Promise<UserResponse> {
   try {
-    const [row] = await core.db.sql<Row>`
+    const [row] = await core.db.sql<UserRow>`
       insert into quiz.users (email, name, password_hash, role, is_verified)
       values (${normaliseEmail(input.email)}, ${input.name.trim()}, ${await hashPassword(input.password)}, 'user', true)
       returning ${USER_COLUMNS}`
@@ -32,13 +30,13 @@ const notFound = () => HttpError.notFound('user_not_found', 'User not found')
 
 export async function setRole(core: Core, actorId: number, userId: number, role: Role): Promise<UserResponse> {
   if (actorId === userId) throw HttpError.badRequest('own_role', 'You cannot change your own role')
-  const [row] = await core.db.sql<Row>`update quiz.users set role = ${role} where id = ${userId} returning ${USER_COLUMNS}`
+  const [row] = await core.db.sql<UserRow>`update quiz.users set role = ${role} where id = ${userId} returning ${USER_COLUMNS}`
   if (!row) throw notFound()
   return toUserResponse(row)
 }
 
 export async function setUnthrottled(core: Core, userId: number, unthrottled: boolean): Promise<UserResponse> {
-  const [row] = await core.db.sql<Row>`update quiz.users set unthrottled = ${unthrottled} where id = ${userId} returning ${USER_COLUMNS}`
+  const [row] = await core.db.sql<UserRow>`update quiz.users set unthrottled = ${unthrottled} where id = ${userId} returning ${USER_COLUMNS}`
   if (!row) throw notFound()
   return toUserResponse(row)
 }
