@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { Config } from './config'
 import { clientAddress, rememberSocketAddress } from './auth/client-address'
+import { createAi } from './core/ai'
 import { createCrypto } from './core/crypto'
 import { openDb, type Db } from './core/db'
 import { errorMapper, type ServiceStyle } from './core/errors'
@@ -18,6 +19,8 @@ import { createMetrics, type Metrics } from './core/metrics'
 import { migrate } from './core/migrate'
 import { createRateLimiter } from './core/ratelimit'
 import { coreSchedules } from './core/schedule'
+import { createLocalStorage } from './core/storage'
+import { openVectors } from './core/vectors'
 import type { Core, PluginDefinition, Schedule } from './plugin'
 import { staticAssets } from '../views/static'
 
@@ -57,6 +60,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
   ])
   if (applied.length > 0) log.info({ applied }, 'migrations applied')
 
+  const vectors = await openVectors(config.vectorDir)
   const shutdownTasks: Array<() => Promise<void> | void> = []
   const jobs = createJobs(db, log, { workers: config.workers, ...opts.jobs })
   const core: Core = {
@@ -69,6 +73,9 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
     mail: createMailer(config.mail, log),
     metrics: createMetrics(),
     crypto: createCrypto(config.encryptionKey),
+    ai: createAi(config, log),
+    vectors,
+    storage: createLocalStorage(join(config.dataDir, 'files')),
     now: opts.now ?? Date.now,
     clientAddress: (request) => clientAddress(request, config.trustProxy),
     onShutdown: (fn) => void shutdownTasks.push(fn),
@@ -146,6 +153,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
         }
       }
       core.mail.close()
+      vectors.close()
       await db.close()
     },
   }

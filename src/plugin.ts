@@ -1,6 +1,7 @@
 // The plugin contract: what a plugin declares, and the Core every plugin receives.
 import type { AnyElysia } from 'elysia'
 import type { Config } from './config'
+import type { Ai } from './core/ai'
 import type { Crypto } from './core/crypto'
 import type { Db } from './core/db'
 import type { JobHandler, Jobs } from './core/jobs'
@@ -9,6 +10,8 @@ import type { Logger } from './core/log'
 import type { Mailer } from './core/mail'
 import type { Metrics } from './core/metrics'
 import type { RateLimiter } from './core/ratelimit'
+import type { Storage } from './core/storage'
+import type { Vectors } from './core/vectors'
 
 /** The shared services handed to every plugin. */
 export interface Core {
@@ -21,6 +24,11 @@ export interface Core {
   readonly mail: Mailer
   readonly metrics: Metrics
   readonly crypto: Crypto
+  readonly ai: Ai
+  /** The vector index (LanceDB under VECTOR_DIR). */
+  readonly vectors: Vectors
+  /** Local files under DATA_DIR/files. */
+  readonly storage: Storage
   /** Date.now, injectable so tests can move the clock (idle timeouts, expiries). */
   readonly now: () => number
   /** The client address of a request: socket address, or X-Forwarded-For when TRUST_PROXY=true. */

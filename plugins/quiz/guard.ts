@@ -4,7 +4,7 @@ import { Elysia } from 'elysia'
 import { bearerToken } from '../../src/auth/jwt'
 import { HttpError } from '../../src/core/errors'
 import { coreSeed, type Core } from '../../src/plugin'
-import type { Role } from './model'
+import type { Role } from './models/accounts'
 import { userFromToken, type QuizUser } from './services/accounts'
 
 const RANK: Record<Role, number> = { user: 1, moderator: 2, admin: 3 }

@@ -4,7 +4,7 @@ import type { Core } from '../../../src/plugin'
 import { quizAuth } from '../guard'
 import {
   CreateUserBody, RoleBody, SuccessMessage, SystemSettings, SystemSettingsBody, UnthrottleBody, UserIdParams, UserResponse,
-} from '../model'
+} from '../models/accounts'
 import { getSystemSettings, updateSystemSettings } from '../services/settings'
 import * as users from '../services/users'
 

@@ -6,7 +6,7 @@ import { quizAuth } from '../guard'
 import {
   EmailBody, ForgotPasswordBody, LoginBody, MessageResponse, RegisterBody, RegisterResponse, ResetPasswordBody,
   TokenQuery, TokenResponse, UpdateMeBody, UpdateMeResponse, UserResponse, UserSettings,
-} from '../model'
+} from '../models/accounts'
 import * as accounts from '../services/accounts'
 
 const tags = ['Auth']

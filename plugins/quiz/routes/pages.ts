@@ -7,7 +7,7 @@ import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import { isFragment } from '../../../views/layout'
 import { formErrors, formFields, html, redirect, sameOrigin } from '../../../views/respond'
-import { LoginBody, RegisterBody, ResetPasswordBody, UpdateMeBody, type UserResponse } from '../model'
+import { LoginBody, RegisterBody, ResetPasswordBody, UpdateMeBody, type UserResponse } from '../models/accounts'
 import * as accounts from '../services/accounts'
 import {
   AccountPage, ForgotPasswordPage, LoginPage, MessagePage, PasswordForm, ProfileForm, RegisterPage, ResetPasswordPage,

@@ -7,7 +7,7 @@ import { isUniqueViolation, rawSql as raw } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
 import type { Core } from '../../../src/plugin'
-import { USER_SETTINGS_MAX_BYTES, type RegisterBody, type Role, type UpdateMeBody, type UserResponse } from '../model'
+import { USER_SETTINGS_MAX_BYTES, type RegisterBody, type Role, type UpdateMeBody, type UserResponse } from '../models/accounts'
 import { getSystemSettings } from './settings'
 
 export const ACCESS_TOKEN_LIFETIME_S = 7 * 24 * 3600

@@ -1,11 +1,10 @@
 // Spec 1, Admin: settings. System settings live in the temporary store without expiry, so every process
 // on the database reads the same values.
+import { LOCAL_EMBEDDING_MODEL } from '../../../src/core/embedder'
 import type { Core } from '../../../src/plugin'
-import type { SystemSettings } from '../model'
+import type { SystemSettings } from '../models/accounts'
 
 export const SYSTEM_SETTINGS_KEY = 'quiz:system-settings'
-/** The name reported when no gateway embedding model is configured: the built-in local embedder. */
-export const LOCAL_EMBEDDING_MODEL = 'local'
 
 export async function getSystemSettings(core: Core): Promise<SystemSettings> {
   const stored = (await core.kv.get<Partial<SystemSettings>>(SYSTEM_SETTINGS_KEY)) ?? {}

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import { createKv } from '../../../src/core/kv'
 import type { Core } from '../../../src/plugin'
-import type { Role, UserResponse } from '../model'
+import type { Role, UserResponse } from '../models/accounts'
 import { normaliseEmail, toUserResponse, USER_COLUMNS, type UserRow } from './accounts'
 
 

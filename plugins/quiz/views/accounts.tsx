@@ -1,7 +1,7 @@
 // The quiz service's account pages: sign in, register, forgot and reset password, and "my account".
 // Every form has action + method (works without JavaScript); hx-boost on the layout upgrades it.
 import { Field, Layout } from '../../../views/layout'
-import { PASSWORD_MIN, type UserResponse } from '../model'
+import { PASSWORD_MIN, type UserResponse } from '../models/accounts'
 
 export type Errors = Record<string, string>
 export type Flash = { kind: 'ok' | 'error'; text: string } | null
