@@ -1,6 +1,6 @@
 // Spec 1, Admin: users, Admin: settings, roles (admin > moderator > user): through the real app.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { PASSWORD_MIN } from '../plugins/quiz/model'
+import { PASSWORD_MIN } from '../plugins/quiz/models/accounts'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { linkIn, startSmtpSink, type SmtpSink } from './support/smtp'
 import {

@@ -1,7 +1,7 @@
 // Spec 1, Auth, Errors, Limits, Authentication: accounts of the quiz service through the real app, with real
 // mail (an SMTP listener) and a real bot-challenge verifier.
 import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { PASSWORD_MIN } from '../plugins/quiz/model'
+import { PASSWORD_MIN } from '../plugins/quiz/models/accounts'
 import { FORGOT_PASSWORD_RULE, LOGIN_RULE, RESET_TOKEN_LIFETIME_S, VERIFY_TOKEN_LIFETIME_S } from '../plugins/quiz/services/accounts'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { linkIn, startSmtpSink, type SmtpSink } from './support/smtp'

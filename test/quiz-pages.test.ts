@@ -1,7 +1,7 @@
 // The quiz service's browser pages: every form works without JavaScript (plain posts, 303 redirects,
 // 422 re-renders with messages) and htmx requests get the fragment they swap.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { PASSWORD_MIN } from '../plugins/quiz/model'
+import { PASSWORD_MIN } from '../plugins/quiz/models/accounts'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { PASS_TOKEN, startChallengeServer, type ChallengeServer } from './support/challenge'
 import { userCount } from './support/quiz'
