@@ -3,6 +3,7 @@ import { SQL, type Subprocess } from 'bun'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createThrowawayDatabase } from '../../test/support/database'
 
 export const ROOT_DIR = join(import.meta.dir, '../..')
 /** The PostgreSQL server the benchmarks create their throwaway databases on. */
@@ -24,22 +25,7 @@ export async function serverAvailable(): Promise<boolean> {
 }
 
 /** A fresh, empty database on SERVER_URL; `drop()` removes it. */
-export async function freshServerDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-  const admin = new SQL({ url: SERVER_URL, max: 1 })
-  await admin.unsafe(`create database "${name}"`)
-  await admin.close()
-  const url = new URL(SERVER_URL)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async drop() {
-      const a = new SQL({ url: SERVER_URL, max: 1 })
-      await a.unsafe(`drop database if exists "${name}" with (force)`)
-      await a.close()
-    },
-  }
-}
+export const freshServerDatabase = (prefix: string) => createThrowawayDatabase(SERVER_URL, prefix)
 
 export const freshDataDir = (prefix: string) => mkdtempSync(join(tmpdir(), `${prefix}-`))
 

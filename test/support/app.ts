@@ -9,6 +9,7 @@ import { openDb, type Db } from '../../src/core/db'
 import { createLogger } from '../../src/core/log'
 import { migrate } from '../../src/core/migrate'
 import { plugins } from '../../plugins'
+import { createThrowawayDatabase, type ThrowawayDatabase } from './database'
 
 export type DatabaseTarget = 'pglite' | 'postgres'
 
@@ -34,26 +35,8 @@ function pgliteTemplate(): Promise<Blob> {
 }
 
 /** A fresh, empty database on the server of TEST_DATABASE_URL; dropped by the returned function. */
-export async function freshServerDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const base = new URL(process.env.TEST_DATABASE_URL!)
-  const name = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  const { SQL } = await import('bun')
-  const admin = new SQL({ url: base.toString(), max: 1 })
-  await admin.unsafe(`create database "${name}"`)
-  await admin.close()
-  const url = new URL(base)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async drop() {
-      const a = new SQL({ url: base.toString(), max: 1 })
-      await a.unsafe(`drop database if exists "${name}" with (force)`)
-      await a.close()
-    },
-  }
-}
+export const freshServerDatabase = (): Promise<ThrowawayDatabase> => createThrowawayDatabase(process.env.TEST_DATABASE_URL!)
 
-/** A database with only the core migrations applied: in-memory PGlite, or a fresh one on the server for 'postgres'. */
 export async function openCoreDb(target: DatabaseTarget, poolSize = 4): Promise<{ db: Db; close(): Promise<void> }> {
   const server = target === 'postgres' ? await freshServerDatabase() : null
   const db = await openDb({ url: server?.url ?? 'memory://', dataDir: tmpdir(), poolSize })
