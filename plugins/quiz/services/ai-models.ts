@@ -1,8 +1,239 @@
 // Spec 1, Admin: AI model configuration, and the embedding admin (test, regenerate).
-import type { JobHandler } from '../../../src/core/jobs'
+// Defaults: at most one per task (a partial unique index). The first model created for a task becomes its
+// default; choosing another default unsets the previous one; when the default is deleted, unset or moved to
+// another task, the task's oldest other active model is promoted, or the task is left without a default (and
+// requests fall back to the server's environment default). Active and default are independent flags: an inactive
+// default is kept but not used (resolveModel falls back to the environment default).
+import { aiNotConfigured, type AiTarget } from '../../../src/core/ai'
+import { isUniqueViolation, rawSql as raw, type Db } from '../../../src/core/db'
+import { HttpError } from '../../../src/core/errors'
+import type { JobContext, JobHandler } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
+import type {
+  AIModelConfigResponse, AiTask, AvailableModel, CreateModelBody, UpdateModelBody,
+} from '../models/ai-models'
+import { indexQuestions, QUESTIONS_COLLECTION, quizEmbedder } from './question-index'
 
-export const aiModelJobs = (core: Core): Record<string, JobHandler> => {
-  void core
-  return {}
+export const REGENERATE_JOB_KIND = 'quiz.embedding.regenerate'
+export const REGENERATE_BATCH = 100
+export const MODEL_TEST_TIMEOUT_MS = 20_000
+export const MODEL_TEST_MAX_TOKENS = 16
+/** The name shown for the environment default (AI_DEFAULT_MODEL, or TTS_MODEL for speech) in model lists. */
+export const SERVER_DEFAULT_NAME = 'Server default'
+
+interface ModelRow {
+  id: number
+  name: string
+  model_id: string
+  task: AiTask
+  is_active: boolean
+  is_default: boolean
+  api_key: string | null
+  api_base: string | null
+  created_at: Date | string
+  updated_at: Date | string
+}
+const COLUMNS = raw('id, name, model_id, task, is_active, is_default, api_key, api_base, created_at, updated_at')
+
+export type ResolvedModel = AiTarget & { name: string; id: number | null }
+
+/** Shows at most the last 4 characters of a key, and a short `sk-`-style prefix of a long one. */
+export function maskApiKey(key: string): string {
+  if (key.length < 12) return '…'
+  const prefix = key.length >= 20 ? (/^[A-Za-z]{1,4}-/.exec(key)?.[0] ?? '') : ''
+  return `${prefix}…${key.slice(-4)}`
+}
+
+function toResponse(core: Core, row: ModelRow): AIModelConfigResponse {
+  return {
+    id: row.id,
+    name: row.name,
+    model_id: row.model_id,
+    task: row.task,
+    is_active: row.is_active,
+    is_default: row.is_default,
+    api_key: row.api_key ? maskApiKey(core.crypto.openText(row.api_key)) : null,
+    api_base: row.api_base,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  }
+}
+
+function toTarget(core: Core, row: ModelRow): ResolvedModel {
+  return {
+    id: row.id,
+    name: row.name,
+    model: row.model_id,
+    baseUrl: row.api_base ?? core.config.ai.baseUrl,
+    apiKey: row.api_key ? core.crypto.openText(row.api_key) : null,
+  }
+}
+
+/** The server's own model for a task: TTS_MODEL for speech, AI_DEFAULT_MODEL otherwise; null without a gateway. */
+export function environmentModel(core: Core, task: AiTask): string | null {
+  if (!core.config.ai.baseUrl) return null
+  return (task === 'tts' ? core.config.ai.ttsModel : core.config.ai.defaultModel) ?? null
+}
+
+async function findModel(db: Db, id: number): Promise<ModelRow> {
+  const [row] = await db.sql<ModelRow>`select ${COLUMNS} from quiz.ai_models where id = ${id}`
+  if (!row) throw HttpError.notFound('model_not_found', 'AI model configuration not found')
+  return row
+}
+
+/**
+ * The model a request uses for a task: the configuration `modelId` (404 when missing, 400 when it is for another
+ * task or inactive), else the task's active default, else the environment default (id null), else 503.
+ */
+export async function resolveModel(core: Core, task: AiTask, modelId?: number | null): Promise<ResolvedModel> {
+  if (modelId != null) {
+    const row = await findModel(core.db, modelId)
+    if (row.task !== task) throw HttpError.badRequest('model_wrong_task', `Model ${row.name} is configured for ${row.task}, not ${task}`)
+    if (!row.is_active) throw HttpError.badRequest('model_inactive', `Model ${row.name} is not active`)
+    return toTarget(core, row)
+  }
+  const [row] = await core.db.sql<ModelRow>`
+    select ${COLUMNS} from quiz.ai_models where task = ${task} and is_default and is_active`
+  if (row) return toTarget(core, row)
+  const model = environmentModel(core, task)
+  if (model) return { id: null, name: model, model, baseUrl: core.config.ai.baseUrl, apiKey: core.config.ai.apiKey }
+  throw aiNotConfigured(`No ${task} model is configured`)
+}
+
+/** Active models of a task, default first; the environment default (id null) when none is configured. */
+export async function listAvailableModels(core: Core, task: AiTask): Promise<AvailableModel[]> {
+  const rows = await core.db.sql<AvailableModel>`
+    select id, name, model_id, is_default from quiz.ai_models
+    where task = ${task} and is_active
+    order by is_default desc, name, id`
+  if (rows.length > 0) return rows
+  const model = environmentModel(core, task)
+  return model ? [{ id: null, name: SERVER_DEFAULT_NAME, model_id: model, is_default: true }] : []
+}
+
+export async function listModels(core: Core): Promise<AIModelConfigResponse[]> {
+  const rows = await core.db.sql<ModelRow>`select ${COLUMNS} from quiz.ai_models order by task, name, id`
+  return rows.map((row) => toResponse(core, row))
+}
+
+export async function getModel(core: Core, id: number): Promise<AIModelConfigResponse> {
+  return toResponse(core, await findModel(core.db, id))
+}
+
+// Model writes are rare: one lock serialises them, so two first models of a task cannot both become default.
+const lockModels = (tx: Db) => tx.sql`select pg_advisory_xact_lock(hashtext('quiz.ai_models'))`
+
+/** Gives a task without a default its oldest active model (other than `except`), if it has one. */
+async function promoteDefault(tx: Db, task: AiTask, except: number | null): Promise<void> {
+  await tx.sql`
+    update quiz.ai_models set is_default = true, updated_at = now()
+    where id = (
+      select id from quiz.ai_models
+      where task = ${task} and is_active and id <> ${except ?? 0}
+        and not exists (select 1 from quiz.ai_models d where d.task = ${task} and d.is_default)
+      order by id limit 1
+    )`
+}
+
+const duplicate = () => HttpError.conflict('model_exists', 'A model with this model_id is already configured for this task')
+
+export async function createModel(core: Core, input: CreateModelBody): Promise<AIModelConfigResponse> {
+  const apiKey = input.api_key ? core.crypto.sealText(input.api_key) : null
+  try {
+    const row = await core.db.transaction(async (tx) => {
+      await lockModels(tx)
+      const [current] = await tx.sql<{ id: number }>`select id from quiz.ai_models where task = ${input.task} and is_default`
+      const makeDefault = input.is_default === true || !current
+      if (makeDefault) await tx.sql`update quiz.ai_models set is_default = false, updated_at = now() where task = ${input.task} and is_default`
+      const [created] = await tx.sql<ModelRow>`
+        insert into quiz.ai_models (name, model_id, task, is_active, is_default, api_key, api_base)
+        values (${input.name.trim()}, ${input.model_id.trim()}, ${input.task}, ${input.is_active ?? true}, ${makeDefault},
+          ${apiKey}, ${input.api_base ?? null})
+        returning ${COLUMNS}`
+      return created!
+    })
+    return toResponse(core, row)
+  } catch (err) {
+    if (isUniqueViolation(err)) throw duplicate()
+    throw err
+  }
+}
+
+export async function updateModel(core: Core, id: number, input: UpdateModelBody): Promise<AIModelConfigResponse> {
+  // api_key: absent keeps, null clears, a string replaces.
+  const keyChanged = input.api_key !== undefined
+  const apiKey = input.api_key ? core.crypto.sealText(input.api_key) : null
+  const baseChanged = input.api_base !== undefined
+  try {
+    const row = await core.db.transaction(async (tx) => {
+      await lockModels(tx)
+      const before = await findModel(tx, id)
+      const task = input.task ?? before.task
+      const moved = task !== before.task
+      let isDefault = before.is_default && !moved
+      if (input.is_default === true) isDefault = true
+      else if (input.is_default === false) isDefault = false
+      else if (moved) {
+        const [current] = await tx.sql<{ id: number }>`select id from quiz.ai_models where task = ${task} and is_default`
+        isDefault = !current
+      }
+      if (isDefault) {
+        await tx.sql`update quiz.ai_models set is_default = false, updated_at = now() where task = ${task} and is_default and id <> ${id}`
+      }
+      const [updated] = await tx.sql<ModelRow>`
+        update quiz.ai_models set
+          name = ${input.name?.trim() ?? before.name},
+          model_id = ${input.model_id?.trim() ?? before.model_id},
+          task = ${task},
+          is_active = ${input.is_active ?? before.is_active},
+          is_default = ${isDefault},
+          api_key = case when ${keyChanged} then ${apiKey}::text else api_key end,
+          api_base = case when ${baseChanged} then ${input.api_base ?? null}::text else api_base end,
+          updated_at = now()
+        where id = ${id}
+        returning ${COLUMNS}`
+      if (before.is_default && !isDefault) await promoteDefault(tx, before.task, id)
+      return updated!
+    })
+    return toResponse(core, row)
+  } catch (err) {
+    if (isUniqueViolation(err)) throw duplicate()
+    throw err
+  }
+}
+
+export async function deleteModel(core: Core, id: number): Promise<void> {
+  await core.db.transaction(async (tx) => {
+    await lockModels(tx)
+    const [row] = await tx.sql<{ task: AiTask; is_default: boolean }>`
+      delete from quiz.ai_models where id = ${id} returning task, is_default`
+    if (!row) throw HttpError.notFound('model_not_found', 'AI model configuration not found')
+    if (row.is_default) await promoteDefault(tx, row.task, id)
+  })
+}
+
+/** Sends one short chat request to a configured model; speech models cannot answer one (400). */
+export async function testModel(core: Core, id: number): Promise<{ message: string }> {
+  const row = await findModel(core.db, id)
+  if (row.task === 'tts') {
+    throw HttpError.badRequest('speech_model_not_testable', 'Speech models cannot be tested with a chat request')
+  }
+  await core.ai.text(toTarget(core, row), {
+    messages: [{ role: 'user', content: 'Reply with the single word: OK' }],
+    maxTokens: MODEL_TEST_MAX_TOKENS,
+    timeoutMs: MODEL_TEST_TIMEOUT_MS,
+  })
+  return { message: `Model ${row.name} answered` }
+}
+
+export const aiModelJobs = (core: Core): Record<string, JobHandler> => ({
+  [REGENERATE_JOB_KIND]: (ctx: JobContext) => regenerateEmbeddings(core, ctx),
+})
+
+async function regenerateEmbeddings(core: Core, ctx: JobContext): Promise<{ embedded: number }> {
+  void ctx
+  void indexQuestions
+  void QUESTIONS_COLLECTION
+  void quizEmbedder
+  return { embedded: 0 }
 }
