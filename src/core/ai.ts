@@ -1,8 +1,11 @@
 // The AI gateway: an OpenAI-compatible API (AI_BASE_URL, e.g. a LiteLLM proxy) through `ai` and
-// `@ai-sdk/openai`: text, structured objects validated against a schema, embeddings, model listing.
-// Every call has a timeout; failures become the specs' statuses: nothing configured -> 503, unreachable or
-// unusable answer -> 502. Never a hang, never a stack trace in a response.
+// `@ai-sdk/openai`: text, structured objects validated against a schema, embeddings, model listing, speech and
+// transcription. Every call has a timeout; failures become the specs' statuses: nothing configured -> 503,
+// unreachable or unusable answer -> 502. Never a hang, never a stack trace in a response.
+import { createOpenAI } from '@ai-sdk/openai'
+import { APICallError, embedMany, generateText, jsonSchema, NoObjectGeneratedError, Output, type ModelMessage } from 'ai'
 import type { Static, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import type { Config } from '../config'
 import { HttpError } from './errors'
 import type { Logger } from './log'
@@ -29,6 +32,19 @@ export interface TextRequest {
   signal?: AbortSignal
 }
 
+export interface CallOptions {
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface SpeechRequest extends CallOptions {
+  text: string
+  /** The speaker sent to the gateway route; default `alloy`. */
+  voice?: string | null
+  /** Default `mp3`. */
+  format?: 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm'
+}
+
 export interface Ai {
   /** True when AI_BASE_URL is set. */
   readonly configured: boolean
@@ -37,28 +53,236 @@ export interface Ai {
   text(target: AiTarget, request: TextRequest): Promise<string>
   /** A JSON object matching the schema (validated; an answer that does not match is a 502). */
   object<S extends TSchema>(target: AiTarget, schema: S, request: TextRequest): Promise<Static<S>>
-  embed(target: AiTarget, texts: string[], opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<number[][]>
+  embed(target: AiTarget, texts: string[], opts?: CallOptions): Promise<number[][]>
   /** Model ids the gateway (GET {base}/models) offers. */
   listModels(opts?: { baseUrl?: string | null; apiKey?: string | null; timeoutMs?: number }): Promise<string[]>
+  /** Speech from text (POST {base}/audio/speech): the audio bytes and their content type. */
+  speech?(target: AiTarget, request: SpeechRequest): Promise<{ audio: Uint8Array; contentType: string }>
+  /** Text from audio (POST {base}/audio/transcriptions, multipart). */
+  transcribe?(target: AiTarget, audio: Blob, opts?: CallOptions & { filename?: string; language?: string }): Promise<string>
 }
 
 export const AI_TIMEOUT_MS = 120_000
+/** Listing models is cheap: an admin waiting on a dead gateway should hear so well before AI_TIMEOUT_MS. */
+export const AI_LIST_MODELS_TIMEOUT_MS = 15_000
 
 export const aiNotConfigured = (what = 'No AI model is configured') => HttpError.unavailable('ai_not_configured', what)
 export const aiUnreachable = (cause: unknown) => HttpError.upstream('ai_unreachable', cause, 'The AI service is temporarily unavailable')
 export const aiInvalidOutput = (cause: unknown) => HttpError.upstream('ai_invalid_output', cause, 'The AI service gave an answer that could not be used')
 
-export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
-  void log
-  const unavailable = async (): Promise<never> => {
-    throw aiNotConfigured()
+/** The answer's JSON did not match the schema; the first problems, for the log (never the response). */
+export class AiSchemaMismatch extends Error {
+  constructor(readonly problems: string[], readonly text: string) {
+    super(`AI answer does not match the schema: ${problems.join('; ')}`)
   }
+}
+
+// The SDK prints its warnings (an unsupported setting for a model) to the console; ours go to the log.
+;(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false
+
+export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
+  const gateway = (baseUrl?: string | null, apiKey?: string | null) => {
+    const base = (baseUrl || config.ai.baseUrl || '').replace(/\/+$/, '')
+    if (!base) throw aiNotConfigured()
+    return { base, apiKey: apiKey || config.ai.apiKey || null }
+  }
+  const resolve = (target: AiTarget) => {
+    if (!target.model) throw aiNotConfigured()
+    const { base, apiKey } = gateway(target.baseUrl, target.apiKey)
+    // Chat completions, not the Responses API: that is what gateways such as LiteLLM speak.
+    const provider = createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none' })
+    return { base, apiKey, provider }
+  }
+
+  /** Runs one gateway call with its timeout, logs model and duration, and turns failures into HttpErrors. */
+  const call = async <T>(op: string, model: string, opts: CallOptions, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const started = performance.now()
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? AI_TIMEOUT_MS)
+    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout
+    const ms = () => Math.round(performance.now() - started)
+    try {
+      const result = await work(signal)
+      log.debug({ op, model, ms: ms() }, 'ai call')
+      return result
+    } catch (err) {
+      // The caller gave up (a cancelled job): its own reason, not a gateway failure.
+      if (opts.signal?.aborted && !timeout.aborted) throw opts.signal.reason ?? err
+      const mapped = classify(err)
+      log.warn({ op, model, ms: ms(), code: mapped.code, cause: mapped.cause }, 'ai call failed')
+      throw mapped
+    }
+  }
+
+  const messagesOf = (request: TextRequest): ModelMessage[] =>
+    request.messages.map((m) => ({ role: m.role, content: m.content }) as ModelMessage)
+
+  const gatewayFetch = async (url: string, apiKey: string | null, init: RequestInit, signal: AbortSignal): Promise<Response> => {
+    const headers = new Headers(init.headers)
+    if (apiKey) headers.set('authorization', `Bearer ${apiKey}`)
+    const res = await fetch(url, { ...init, headers, signal })
+    if (!res.ok) {
+      const body = await res.text().catch(() => '')
+      throw new APICallError({
+        message: `gateway answered ${res.status}`, url, requestBodyValues: {}, statusCode: res.status, responseBody: body.slice(0, 500),
+      })
+    }
+    return res
+  }
+
   return {
     configured: config.ai.baseUrl !== null,
     defaultModel: config.ai.defaultModel,
-    text: unavailable,
-    object: unavailable,
-    embed: unavailable,
-    listModels: unavailable,
+
+    async text(target, request) {
+      const { provider } = resolve(target)
+      return call('text', target.model, request, async (abortSignal) => {
+        const result = await generateText({
+          model: provider.chat(target.model),
+          system: request.system,
+          messages: messagesOf(request),
+          allowSystemInMessages: true,
+          maxOutputTokens: request.maxTokens,
+          temperature: request.temperature,
+          maxRetries: 0,
+          abortSignal,
+        })
+        if (result.warnings?.length) log.debug({ model: target.model, warnings: result.warnings }, 'ai warnings')
+        return result.text
+      })
+    },
+
+    async object<S extends TSchema>(target: AiTarget, schema: S, request: TextRequest): Promise<Static<S>> {
+      const { provider } = resolve(target)
+      return call('object', target.model, request, async (abortSignal) => {
+        let value: unknown
+        let text = ''
+        try {
+          const result = await generateText({
+            model: provider.chat(target.model),
+            system: request.system,
+            messages: messagesOf(request),
+            allowSystemInMessages: true,
+            maxOutputTokens: request.maxTokens,
+            temperature: request.temperature,
+            // response_format json_schema. Not strict: OpenAI's strict mode refuses optional properties, and
+            // the answer is checked against the schema here anyway.
+            output: Output.object({ schema: jsonSchema<unknown>(schema as object) }),
+            providerOptions: { openai: { strictJsonSchema: false } },
+            maxRetries: 0,
+            abortSignal,
+          })
+          value = result.output
+          text = result.text
+        } catch (err) {
+          // Models behind a gateway sometimes wrap the JSON in a Markdown fence or a sentence: recover it.
+          if (!NoObjectGeneratedError.isInstance(err) || err.text === undefined) throw err
+          const recovered = jsonIn(err.text)
+          if (recovered === undefined) throw err
+          value = recovered
+          text = err.text
+        }
+        if (!Value.Check(schema, value)) {
+          const problems = [...Value.Errors(schema, value)].slice(0, 5).map((e) => `${e.path || '/'}: ${e.message}`)
+          throw new AiSchemaMismatch(problems, text.slice(0, 500))
+        }
+        return value as Static<S>
+      })
+    },
+
+    async embed(target, texts, opts = {}) {
+      const { provider } = resolve(target)
+      if (texts.length === 0) return []
+      return call('embed', target.model, opts, async (abortSignal) => {
+        const { embeddings } = await embedMany({ model: provider.embedding(target.model), values: texts, maxRetries: 0, abortSignal })
+        if (embeddings.length !== texts.length) throw new AiSchemaMismatch([`${embeddings.length} vectors for ${texts.length} texts`], '')
+        return embeddings
+      })
+    },
+
+    async listModels(opts = {}) {
+      const { base, apiKey } = gateway(opts.baseUrl, opts.apiKey)
+      return call('models', '-', { timeoutMs: opts.timeoutMs ?? AI_LIST_MODELS_TIMEOUT_MS }, async (signal) => {
+        const res = await gatewayFetch(`${base}/models`, apiKey, { method: 'GET' }, signal)
+        const body = (await res.json().catch(() => null)) as { data?: Array<{ id?: unknown }> } | null
+        if (!body || !Array.isArray(body.data)) throw new AiSchemaMismatch(['no data list'], '')
+        return body.data.map((m) => m?.id).filter((id): id is string => typeof id === 'string')
+      })
+    },
+
+    async speech(target, request) {
+      const { base, apiKey } = resolve(target)
+      return call('speech', target.model, request, async (signal) => {
+        const res = await gatewayFetch(`${base}/audio/speech`, apiKey, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: target.model, input: request.text, voice: request.voice || 'alloy', response_format: request.format ?? 'mp3' }),
+        }, signal)
+        const audio = new Uint8Array(await res.arrayBuffer())
+        if (audio.length === 0) throw new AiSchemaMismatch(['empty audio'], '')
+        return { audio, contentType: res.headers.get('content-type') ?? 'audio/mpeg' }
+      })
+    },
+
+    async transcribe(target, audio, opts = {}) {
+      const { base, apiKey } = resolve(target)
+      return call('transcribe', target.model, opts, async (signal) => {
+        const form = new FormData()
+        form.set('model', target.model)
+        form.set('file', audio, opts.filename ?? 'audio.webm')
+        if (opts.language) form.set('language', opts.language)
+        const res = await gatewayFetch(`${base}/audio/transcriptions`, apiKey, { method: 'POST', body: form }, signal)
+        const body = (await res.json().catch(() => null)) as { text?: unknown } | null
+        if (typeof body?.text !== 'string') throw new AiSchemaMismatch(['no text'], '')
+        return body.text
+      })
+    },
   }
+}
+
+/**
+ * The HttpError for a failed call: our own errors as they are; a bad answer 502 invalid output; the rest 502
+ * unreachable. The cause kept for the log is a summary: the SDK's errors carry the whole prompt.
+ */
+function classify(err: unknown): HttpError {
+  if (err instanceof HttpError) return err
+  const cause = describe(err)
+  if (err instanceof AiSchemaMismatch || NoObjectGeneratedError.isInstance(err)) return aiInvalidOutput(cause)
+  // A 2xx whose body is not the JSON the SDK expects is an unusable answer too.
+  if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 300) return aiInvalidOutput(cause)
+  const name = (err as { name?: unknown } | null)?.name
+  if (name === 'AI_TypeValidationError' || name === 'AI_JSONParseError' || name === 'AI_InvalidResponseDataError' || name === 'AI_NoContentGeneratedError') {
+    return aiInvalidOutput(cause)
+  }
+  return aiUnreachable(cause)
+}
+
+/** What the log gets about a failure: names, statuses and messages; never request headers (the key). */
+function describe(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) }
+  const out: Record<string, unknown> = { name: err.name, message: err.message }
+  if (APICallError.isInstance(err)) {
+    out.statusCode = err.statusCode
+    out.url = err.url
+    out.responseBody = err.responseBody?.slice(0, 500)
+  }
+  if (err instanceof AiSchemaMismatch) out.text = err.text
+  if (NoObjectGeneratedError.isInstance(err)) out.text = err.text?.slice(0, 500)
+  if (err.cause) out.cause = describe(err.cause)
+  return out
+}
+
+/** The JSON value in a text that may wrap it in a Markdown fence or prose; undefined when there is none. */
+function jsonIn(text: string): unknown {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text)?.[1]
+  const start = text.indexOf('{')
+  const candidates = [fenced, start >= 0 ? text.slice(start, text.lastIndexOf('}') + 1) : undefined]
+  for (const c of candidates) {
+    if (!c?.trim()) continue
+    try {
+      return JSON.parse(c)
+    } catch {
+      // try the next candidate
+    }
+  }
+  return undefined
 }
