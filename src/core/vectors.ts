@@ -18,12 +18,15 @@ export interface VectorMatch {
 }
 
 export interface Vectors {
-  /** Inserts or replaces records by id. All vectors of a collection must have one length. */
+  /** Inserts or replaces records by id. All vectors of a collection must have one length (VectorDimensionMismatch). */
   upsert(collection: string, records: VectorRecord[]): Promise<void>
   delete(collection: string, ids: string[]): Promise<void>
   /** Removes the whole collection (no error when it does not exist). */
   drop(collection: string): Promise<void>
-  /** The closest records with cosine similarity >= minScore, best first; [] for a missing collection. */
+  /**
+   * The closest records with cosine similarity >= minScore, best first; [] for a missing collection, and for a
+   * query vector of another length than the collection's (an index not yet re-embedded after a model change).
+   */
   search(collection: string, vector: number[], opts: { topK: number; minScore?: number }): Promise<VectorMatch[]>
   count(collection: string): Promise<number>
   close(): void
@@ -33,6 +36,16 @@ const NAME = /^[A-Za-z0-9_-]{1,128}$/
 const ID = /^[A-Za-z0-9_:.-]{1,128}$/
 function checkName(name: string) {
   if (!NAME.test(name)) throw new Error(`invalid vector collection name: ${name}`)
+}
+/** A vector whose length is not the collection's: LanceDB would store it silently padded or cut. */
+export class VectorDimensionMismatch extends Error {
+  constructor(collection: string, expected: number, got: number) {
+    super(`vector collection ${collection} holds ${expected}-dimensional vectors, got ${got} (re-embed after changing the embedding model)`)
+  }
+}
+const dimensionOf = async (table: lancedb.Table): Promise<number | null> => {
+  const type = (await table.schema()).fields.find((f) => f.name === 'vector')?.type as { listSize?: unknown } | undefined
+  return typeof type?.listSize === 'number' ? type.listSize : null
 }
 const idList = (ids: string[]) =>
   ids.map((id) => {
@@ -59,18 +72,24 @@ export async function openVectors(uri: string): Promise<Vectors> {
         if (records.length === 0) return
         checkName(collection)
         for (const r of records) if (!ID.test(r.id)) throw new Error(`invalid vector id: ${r.id}`)
+        const dimension = records[0]!.vector.length
+        for (const r of records) if (r.vector.length !== dimension) throw new VectorDimensionMismatch(collection, dimension, r.vector.length)
         const rows = records.map((r) => ({ id: r.id, vector: r.vector, text: r.text }))
         const table = await open(collection)
         if (!table) {
           await conn.createTable(collection, rows)
           return
         }
+        const stored = await dimensionOf(table)
+        if (stored !== null && stored !== dimension) throw new VectorDimensionMismatch(collection, stored, dimension)
         await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows)
       }),
     delete: (collection, ids) =>
       serial(collection, async () => {
+        if (ids.length === 0) return
+        const filter = `id IN (${idList(ids)})`
         const table = await open(collection)
-        if (table && ids.length > 0) await table.delete(`id IN (${idList(ids)})`)
+        if (table) await table.delete(filter)
       }),
     drop: (collection) =>
       serial(collection, async () => {
@@ -79,6 +98,9 @@ export async function openVectors(uri: string): Promise<Vectors> {
     async search(collection, vector, { topK, minScore = -1 }) {
       const table = await open(collection)
       if (!table) return []
+      // An index built with another embedding model matches nothing until it is re-embedded (a job rebuilds it).
+      const dimension = await dimensionOf(table)
+      if (dimension !== null && dimension !== vector.length) return []
       const rows = (await table.vectorSearch(vector).distanceType('cosine').limit(topK).toArray()) as Array<{ id: string; text: string; _distance: number }>
       return rows
         .map((r) => ({ id: r.id, text: r.text, score: 1 - r._distance }))
