@@ -21,7 +21,7 @@ const MARGIN = 56
  * the page width; lines that overflow the page's height are cut (keep pages short). The standard font encodes
  * WinAnsi only: use Latin text.
  */
-export async function makePdf(pages: string[][], opts: MakePdfOptions = {}): Promise<Uint8Array> {
+export async function makePdf(pages: string[][], opts: MakePdfOptions = {}): Promise<Uint8Array<ArrayBuffer>> {
   const fontSize = opts.fontSize ?? 11
   const [width, height] = opts.pageSize ?? [612, 792]
   const doc = await PDFDocument.create()
@@ -51,24 +51,24 @@ export async function makePdf(pages: string[][], opts: MakePdfOptions = {}): Pro
       y -= lineHeight
     }
   }
-  return doc.save({ useObjectStreams: false })
+  return new Uint8Array(await doc.save({ useObjectStreams: false }))
 }
 
 /** `n` pages with no text layer, as a scanner makes: each page has only a drawn rectangle (a stand-in image). */
-export async function makeBlankPdf(n: number): Promise<Uint8Array> {
+export async function makeBlankPdf(n: number): Promise<Uint8Array<ArrayBuffer>> {
   const doc = await PDFDocument.create()
   for (let i = 0; i < n; i++) {
     const page = doc.addPage([612, 792])
     page.drawRectangle({ x: 56, y: 56, width: 500, height: 680, color: rgb(0.85, 0.85, 0.85), borderColor: rgb(0.2, 0.2, 0.2), borderWidth: 2 })
   }
-  return doc.save({ useObjectStreams: false })
+  return new Uint8Array(await doc.save({ useObjectStreams: false }))
 }
 
 /**
  * A file that starts like a PDF (`%PDF-1.7` header, so a type sniffer calls it a PDF) but whose body is cut off
  * after the header and filled with garbage: no objects, no cross-reference table, no trailer.
  */
-export async function makeCorruptPdf(): Promise<Uint8Array> {
+export async function makeCorruptPdf(): Promise<Uint8Array<ArrayBuffer>> {
   const valid = await makePdf([['This document will be damaged.']])
   const garbage = new Uint8Array(2048)
   let x = 12345
@@ -84,7 +84,7 @@ export async function makeCorruptPdf(): Promise<Uint8Array> {
 }
 
 /** A PDF that is complete but whose tail (cross-reference table, trailer, part of the objects) is missing. */
-export async function makeTruncatedPdf(pages: string[][] = [['A truncated document.']]): Promise<Uint8Array> {
+export async function makeTruncatedPdf(pages: string[][] = [['A truncated document.']]): Promise<Uint8Array<ArrayBuffer>> {
   const valid = await makePdf(pages)
   return valid.slice(0, Math.floor(valid.length / 3))
 }
@@ -94,7 +94,7 @@ export async function makeTruncatedPdf(pages: string[][] = [['A truncated docume
  * reading any page. The pages' text is stored unencrypted, so a reader that ignored the handler would see
  * garbage after "decrypting" it: either way no text comes out.
  */
-export async function makeEncryptedPdf(pages: string[][] = [['Secret text behind a password.']]): Promise<Uint8Array> {
+export async function makeEncryptedPdf(pages: string[][] = [['Secret text behind a password.']]): Promise<Uint8Array<ArrayBuffer>> {
   const doc = await PDFDocument.load(await makePdf(pages))
   const ctx = doc.context
   const bytes32 = (seed: number) => {
@@ -118,7 +118,7 @@ export async function makeEncryptedPdf(pages: string[][] = [['Secret text behind
   ctx.trailerInfo.Encrypt = ctx.register(encrypt)
   const id = PDFHexString.of('0123456789abcdef0123456789abcdef')
   ctx.trailerInfo.ID = ctx.obj([id, id])
-  return doc.save({ useObjectStreams: false })
+  return new Uint8Array(await doc.save({ useObjectStreams: false }))
 }
 
 /** `n` pages of distinct text: page k says "Page k" and carries `k` in words, so any page's text is checkable. */
