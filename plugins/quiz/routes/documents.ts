@@ -1,8 +1,87 @@
 // Spec 1, documents: the JSON API. Routing, guards, validation and response shaping only.
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { Core } from '../../../src/plugin'
 import { quizAuth } from '../guard'
+import {
+  DocumentParams, DocumentResponse, DocumentStatusResponse, ProcessingSteps, SectionBody, SectionParams, SectionResponse, UploadBody,
+} from '../models/documents'
+import * as documents from '../services/documents'
+
+const tags = ['Documents']
+const UPLOAD_PATH = '/api/documents/upload'
 
 export const documentRoutes = (core: Core) =>
   new Elysia({ prefix: '/api/documents' })
     .use(quizAuth(core))
+    // Runs before the body is read (onRequest applies to the whole quiz app, so it looks at one path only):
+    // a declared Content-Length over the limit is refused without reading a byte of it.
+    .onRequest(({ request }) => {
+      const length = request.headers.get('content-length')
+      if (length && request.method === 'POST' && new URL(request.url).pathname.endsWith(UPLOAD_PATH)) {
+        documents.checkDeclaredLength(core, length)
+      }
+    })
+    .post('/upload', ({ user, body }) => documents.uploadDocument(core, user, body.file), {
+      role: 'moderator', body: UploadBody, response: DocumentResponse,
+      detail: {
+        tags, summary: 'Upload a PDF',
+        description: [
+          'Multipart form with the field `file`. Stores the PDF and starts its processing: the page text is extracted',
+          'and indexed in a background job (with WORKERS=0 the job runs inside this request).',
+          'The answer is always the document as stored before processing, with status `processing`;',
+          'poll GET /{document_id}/status for `ready` or `failed`.',
+          '413 when the file (or the declared Content-Length) is over MAX_UPLOAD_SIZE bytes;',
+          '415 when the content is not a PDF (checked by its leading bytes, whatever its name);',
+          '400 for an empty file. A damaged or password-protected PDF is accepted here and ends `failed`.',
+        ].join(' '),
+      },
+    })
+    .get('/', ({ user }) => documents.listDocuments(core, user), {
+      role: 'user', response: t.Array(DocumentResponse),
+      detail: { tags, summary: 'List documents', description: 'Newest first. Moderators see all documents, others only their own.' },
+    })
+    .get('/:document_id', ({ user, params }) => documents.getDocument(core, user, params.document_id), {
+      role: 'user', params: DocumentParams, response: DocumentResponse,
+      detail: { tags, summary: 'A document', description: 'Own documents only unless moderator; 404 when missing or not visible.' },
+    })
+    .get('/:document_id/status', ({ user, params }) => documents.getDocumentStatus(core, user, params.document_id), {
+      role: 'user', params: DocumentParams, response: DocumentStatusResponse,
+      detail: { tags, summary: 'Processing status of a document', description: '`processing`, `ready` or `failed` (with error_message). Same visibility as GET /{document_id}.' },
+    })
+    .get('/:document_id/processing-steps', ({ user, params }) => documents.getProcessingSteps(core, user, params.document_id), {
+      role: 'user', params: DocumentParams, response: ProcessingSteps,
+      detail: {
+        tags, summary: 'Processing steps of a document',
+        description: [
+          'The ordered steps of the document\'s processing job: `{steps: [{name, status, message, timestamp}]}`.',
+          '`name` is the stage (`start`, `read`, `extract`, `index`, `done`), `status` is `running` (the stage began),',
+          '`completed`, `skipped` (nothing to index: no text layer) or `failed` (the message says why),',
+          '`timestamp` is ISO 8601. Same visibility as GET /{document_id}.',
+        ].join(' '),
+      },
+    })
+    .get('/:document_id/sections', ({ user, params }) => documents.listSections(core, user, params.document_id), {
+      role: 'user', params: DocumentParams, response: t.Array(SectionResponse),
+      detail: { tags, summary: 'Sections of a document', description: 'Not in spec 1\'s table; ordered by start_page. Same visibility as GET /{document_id}.' },
+    })
+    .post('/:document_id/sections', ({ params, body }) => documents.createSection(core, params.document_id, body), {
+      role: 'moderator', params: DocumentParams, body: SectionBody, response: SectionResponse,
+      detail: {
+        tags, summary: 'Add a named page-range section',
+        description: '400, naming the rule, when the document is not ready, start_page < 1, end_page <= start_page, or end_page > total_pages. 404 unknown document.',
+      },
+    })
+    .delete('/:document_id/sections/:section_id', async ({ params, set }) => {
+      await documents.deleteSection(core, params.document_id, params.section_id)
+      set.status = 204
+    }, {
+      role: 'moderator', params: SectionParams,
+      detail: { tags, summary: 'Delete a section', description: '204; 404 when the document or the section (on that document) does not exist.' },
+    })
+    .delete('/:document_id', async ({ params, set }) => {
+      await documents.deleteDocument(core, params.document_id)
+      set.status = 204
+    }, {
+      role: 'moderator', params: DocumentParams,
+      detail: { tags, summary: 'Delete a document', description: '204; removes the document, its pages and sections, the stored file and its vector collection (processing still running is cancelled). 404 when missing.' },
+    })

@@ -1,8 +1,347 @@
 // Spec 1, Documents: upload, processing (a job), visibility, sections.
-import type { JobHandler } from '../../../src/core/jobs'
+// Upload stores the file and the row, then enqueues `quiz.document.process`: it reads the PDF with unpdf (PDF.js),
+// keeps each page's text in quiz.document_pages (the source of truth) and indexes overlapping page chunks in the
+// document's own vector collection `quiz_doc_<id>`. The job's steps are the document's processing steps.
+import { fileTypeFromBuffer } from 'file-type'
+import { extractText, getDocumentProxy } from 'unpdf'
+import { rawSql as raw } from '../../../src/core/db'
+import { HttpError } from '../../../src/core/errors'
+import { JobCancelled, type JobContext, type JobHandler, type JobStep } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
+import { hasRole } from '../guard'
+import {
+  ORIGINAL_FILENAME_MAX, type DocumentResponse, type DocumentStatus, type ProcessingStep, type SectionBody, type SectionResponse,
+} from '../models/documents'
+import type { QuizUser } from './accounts'
+import { quizEmbedder } from './question-index'
 
-export const documentJobs = (core: Core): Record<string, JobHandler> => {
-  void core
-  return {}
+export const PROCESS_DOCUMENT_JOB = 'quiz.document.process'
+export const PDF_MIME = 'application/pdf'
+/** Page text is indexed in chunks of about this many characters, each overlapping the previous one a little. */
+export const CHUNK_CHARS = 1000
+export const CHUNK_OVERLAP_CHARS = 100
+/** Chunks embedded per call (one gateway request each when an embedding model is configured). */
+export const EMBED_BATCH = 64
+
+export const documentCollection = (documentId: number) => `quiz_doc_${documentId}`
+export const documentStorageKey = (filename: string) => `quiz/documents/${filename}`
+
+export const MESSAGES = {
+  notFound: 'Document not found',
+  sectionNotFound: 'Section not found',
+  notPdf: 'The file is not a PDF: only PDF documents can be uploaded',
+  tooLarge: (max: number) => `The file is larger than the upload limit of ${max} bytes`,
+  empty: 'The file is empty',
+  passwordProtected: 'The PDF is password-protected: upload a copy without a password',
+  unreadable: 'The file could not be read as a PDF: it is damaged or incomplete',
+  cancelled: 'Processing was cancelled',
+  indexFailed: 'The text could not be indexed: the embedding service failed',
+  failed: 'Processing failed',
+  notReady: 'The document is not ready: sections can be added once processing has finished',
+  startPage: 'start_page must be at least 1',
+  endAfterStart: 'end_page must be greater than start_page',
+  endWithinDocument: (total: number) => `end_page must be at most the document's total_pages (${total})`,
 }
+
+interface DocumentRow {
+  id: number
+  user_id: number
+  filename: string
+  original_filename: string
+  status: DocumentStatus
+  total_pages: number
+  error_message: string | null
+  uploaded_at: Date | string
+  storage_key: string
+  processing_job_id: string | null
+}
+
+const DOCUMENT_COLUMNS = raw(
+  'id, user_id, filename, original_filename, status, total_pages, error_message, uploaded_at, storage_key, processing_job_id',
+)
+
+export function toDocumentResponse(row: DocumentRow): DocumentResponse {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    filename: row.filename,
+    original_filename: row.original_filename,
+    status: row.status,
+    total_pages: row.total_pages,
+    error_message: row.error_message,
+    uploaded_at: new Date(row.uploaded_at).toISOString(),
+  }
+}
+
+/** The name a file was uploaded with, without any folder part a client may send; never empty. */
+export function cleanFilename(name: string | undefined): string {
+  const base = (name ?? '').split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim()
+  return (base || 'document.pdf').slice(0, ORIGINAL_FILENAME_MAX)
+}
+
+/** 413 before the body is read, when the request declares a length over the limit. */
+export function checkDeclaredLength(core: Core, contentLength: string | null): void {
+  const declared = Number(contentLength)
+  if (contentLength && Number.isFinite(declared) && declared > core.config.maxUploadSize) {
+    throw HttpError.tooLarge('file_too_large', MESSAGES.tooLarge(core.config.maxUploadSize))
+  }
+}
+
+/**
+ * Stores a PDF and starts its processing. Answers the row as stored before processing, so the status is
+ * `processing` as spec 1's Document table says, even with WORKERS=0 where the job has already run when
+ * enqueue returns (GET /{id}/status tells the outcome).
+ */
+export async function uploadDocument(core: Core, user: QuizUser, file: File): Promise<DocumentResponse> {
+  // The declared length may be absent or wrong (chunked bodies): the actual size decides.
+  if (file.size > core.config.maxUploadSize) throw HttpError.tooLarge('file_too_large', MESSAGES.tooLarge(core.config.maxUploadSize))
+  if (file.size === 0) throw HttpError.badRequest('empty_file', MESSAGES.empty)
+  const bytes = new Uint8Array(await file.arrayBuffer())
+  // The content decides, not the name or the declared type: a text file called x.pdf is refused.
+  const type = await fileTypeFromBuffer(bytes)
+  if (type?.mime !== PDF_MIME) throw new HttpError(415, 'not_a_pdf', MESSAGES.notPdf)
+
+  const filename = `${crypto.randomUUID()}.pdf`
+  const storageKey = documentStorageKey(filename)
+  await core.storage.put(storageKey, bytes)
+  let row: DocumentRow
+  try {
+    ;[row] = (await core.db.sql<DocumentRow>`
+      insert into quiz.documents (user_id, filename, original_filename, status, storage_key, size_bytes)
+      values (${user.id}, ${filename}, ${cleanFilename(file.name)}, 'processing', ${storageKey}, ${bytes.length})
+      returning ${DOCUMENT_COLUMNS}`) as [DocumentRow]
+  } catch (err) {
+    await core.storage.delete(storageKey)
+    throw err
+  }
+  const job = await core.jobs.enqueue(PROCESS_DOCUMENT_JOB, { documentId: row.id }, {
+    service: 'quiz', ownerId: user.id, title: row.original_filename, maxAttempts: 3,
+  })
+  // The handler records its job id too (it may run before this update, or inline inside enqueue).
+  await core.db.sql`update quiz.documents set processing_job_id = ${job.id} where id = ${row.id} and processing_job_id is null`
+  return toDocumentResponse(row)
+}
+
+/** Moderators see every document, others only their own; both get 404 for anything else. */
+async function visibleDocument(core: Core, user: QuizUser, documentId: number): Promise<DocumentRow> {
+  const [row] = await core.db.sql<DocumentRow>`select ${DOCUMENT_COLUMNS} from quiz.documents where id = ${documentId}`
+  if (!row || (!hasRole(user, 'moderator') && row.user_id !== user.id)) throw HttpError.notFound('document_not_found', MESSAGES.notFound)
+  return row
+}
+
+export async function listDocuments(core: Core, user: QuizUser): Promise<DocumentResponse[]> {
+  const all = hasRole(user, 'moderator')
+  const rows = all
+    ? await core.db.sql<DocumentRow>`select ${DOCUMENT_COLUMNS} from quiz.documents order by uploaded_at desc, id desc`
+    : await core.db.sql<DocumentRow>`
+        select ${DOCUMENT_COLUMNS} from quiz.documents where user_id = ${user.id} order by uploaded_at desc, id desc`
+  return rows.map(toDocumentResponse)
+}
+
+export async function getDocument(core: Core, user: QuizUser, documentId: number): Promise<DocumentResponse> {
+  return toDocumentResponse(await visibleDocument(core, user, documentId))
+}
+
+export async function getDocumentStatus(core: Core, user: QuizUser, documentId: number) {
+  const row = await visibleDocument(core, user, documentId)
+  return { id: row.id, status: row.status, total_pages: row.total_pages, error_message: row.error_message }
+}
+
+const toProcessingStep = (s: JobStep): ProcessingStep => ({
+  name: s.name ?? '',
+  status: s.status ?? 'completed',
+  message: s.message,
+  timestamp: s.at,
+})
+
+export async function getProcessingSteps(core: Core, user: QuizUser, documentId: number): Promise<{ steps: ProcessingStep[] }> {
+  const row = await visibleDocument(core, user, documentId)
+  const job = row.processing_job_id ? await core.jobs.get(row.processing_job_id) : null
+  return { steps: (job?.steps ?? []).map(toProcessingStep) }
+}
+
+export async function deleteDocument(core: Core, documentId: number): Promise<void> {
+  const [row] = await core.db.sql<DocumentRow>`select ${DOCUMENT_COLUMNS} from quiz.documents where id = ${documentId}`
+  if (!row) throw HttpError.notFound('document_not_found', MESSAGES.notFound)
+  // Stop processing first, so the job does not index into a collection that is about to go.
+  if (row.status === 'processing' && row.processing_job_id) await core.jobs.cancel(row.processing_job_id)
+  await core.db.sql`delete from quiz.documents where id = ${documentId}`
+  await core.storage.delete(row.storage_key)
+  await core.vectors.drop(documentCollection(documentId))
+}
+
+// ---- sections ----
+
+interface SectionRow { id: number; document_id: number; name: string; start_page: number; end_page: number }
+
+export async function listSections(core: Core, user: QuizUser, documentId: number): Promise<SectionResponse[]> {
+  await visibleDocument(core, user, documentId)
+  return core.db.sql<SectionRow>`
+    select id, document_id, name, start_page, end_page from quiz.sections
+    where document_id = ${documentId} order by start_page, id`
+}
+
+/** Spec 1, Section: each broken rule is a 400 that names it; the checks run in the order of the spec's table. */
+export async function createSection(core: Core, documentId: number, input: SectionBody): Promise<SectionResponse> {
+  const name = input.name.trim()
+  if (!name) throw HttpError.unprocessable('invalid_name', 'name must not be empty', { name: 'name must not be empty' })
+  return core.db.transaction(async (tx) => {
+    // Locked, so a concurrent delete cannot leave a section on a vanished document.
+    const [doc] = await tx.sql<{ status: DocumentStatus; total_pages: number }>`
+      select status, total_pages from quiz.documents where id = ${documentId} for share`
+    if (!doc) throw HttpError.notFound('document_not_found', MESSAGES.notFound)
+    if (doc.status !== 'ready') throw HttpError.badRequest('document_not_ready', MESSAGES.notReady)
+    if (input.start_page < 1) throw HttpError.badRequest('invalid_start_page', MESSAGES.startPage)
+    if (input.end_page <= input.start_page) throw HttpError.badRequest('invalid_end_page', MESSAGES.endAfterStart)
+    if (input.end_page > doc.total_pages) throw HttpError.badRequest('end_page_beyond_document', MESSAGES.endWithinDocument(doc.total_pages))
+    const [row] = await tx.sql<SectionRow>`
+      insert into quiz.sections (document_id, name, start_page, end_page)
+      values (${documentId}, ${name}, ${input.start_page}, ${input.end_page})
+      returning id, document_id, name, start_page, end_page`
+    return row!
+  })
+}
+
+export async function deleteSection(core: Core, documentId: number, sectionId: number): Promise<void> {
+  const [doc] = await core.db.sql<{ id: number }>`select id from quiz.documents where id = ${documentId}`
+  if (!doc) throw HttpError.notFound('document_not_found', MESSAGES.notFound)
+  const [row] = await core.db.sql<{ id: number }>`
+    delete from quiz.sections where id = ${sectionId} and document_id = ${documentId} returning id`
+  if (!row) throw HttpError.notFound('section_not_found', MESSAGES.sectionNotFound)
+}
+
+// ---- processing ----
+
+export interface TextChunk { id: string; page: number; text: string }
+
+/**
+ * A page's text in chunks of about CHUNK_CHARS, each starting CHUNK_OVERLAP_CHARS before the previous one ended,
+ * cut at whitespace where there is some. Ids carry the page: `p12-c0`, `p12-c1`, ...
+ */
+export function chunkPage(page: number, text: string, size = CHUNK_CHARS, overlap = CHUNK_OVERLAP_CHARS): TextChunk[] {
+  const clean = text.replace(/\s+/g, ' ').trim()
+  const chunks: TextChunk[] = []
+  let start = 0
+  while (start < clean.length) {
+    let end = Math.min(start + size, clean.length)
+    if (end < clean.length) {
+      const space = clean.lastIndexOf(' ', end)
+      if (space > start + size / 2) end = space
+    }
+    chunks.push({ id: `p${page}-c${chunks.length}`, page, text: clean.slice(start, end).trim() })
+    if (end >= clean.length) break
+    let next = end - overlap
+    const space = clean.indexOf(' ', next)
+    if (space !== -1 && space < end) next = space + 1
+    start = Math.max(next, start + 1)
+  }
+  return chunks
+}
+
+class DocumentFailure extends Error {
+  constructor(readonly step: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+async function readPdf(bytes: Uint8Array): Promise<{ totalPages: number; text: string[] }> {
+  let pdf
+  try {
+    pdf = await getDocumentProxy(bytes, { verbosity: 0, isEvalSupported: false, useSystemFonts: false, stopAtErrors: false })
+  } catch (err) {
+    const name = (err as { name?: string })?.name
+    throw new DocumentFailure('read', name === 'PasswordException' ? MESSAGES.passwordProtected : MESSAGES.unreadable, { cause: err })
+  }
+  try {
+    const { totalPages, text } = await extractText(pdf, { mergePages: false })
+    // NUL cannot be stored in a PostgreSQL text column.
+    return { totalPages, text: text.map((t) => t.replaceAll('\u0000', '')) }
+  } catch (err) {
+    throw new DocumentFailure('extract', MESSAGES.unreadable, { cause: err })
+  } finally {
+    await pdf.destroy().catch(() => {})
+  }
+}
+
+async function processDocument(core: Core, ctx: JobContext<{ documentId: number }>): Promise<unknown> {
+  const documentId = ctx.payload.documentId
+  const [doc] = await core.db.sql<{ storage_key: string; size_bytes: number; status: DocumentStatus }>`
+    update quiz.documents set processing_job_id = ${ctx.id}
+    where id = ${documentId} returning storage_key, size_bytes, status`
+  if (!doc) return { document_id: documentId, status: 'deleted' } // deleted before its turn came
+  if (doc.status !== 'processing') return { document_id: documentId, status: doc.status }
+  const collection = documentCollection(documentId)
+  const finish = async (status: DocumentStatus, error: string | null, totalPages?: number) => {
+    await core.db.sql`
+      update quiz.documents set status = ${status}, error_message = ${error},
+        total_pages = coalesce(${totalPages ?? null}::int, total_pages)
+      where id = ${documentId}`
+  }
+
+  try {
+    await ctx.step('Reading PDF', { name: 'start', status: 'running' })
+    const blob = await core.storage.get(doc.storage_key)
+    if (!blob) throw new DocumentFailure('read', 'The uploaded file is missing from storage')
+    const { totalPages, text } = await readPdf(new Uint8Array(await blob.arrayBuffer()))
+    await core.db.sql`update quiz.documents set total_pages = ${totalPages} where id = ${documentId}`
+    await ctx.step(`Read ${totalPages} page${totalPages === 1 ? '' : 's'}`, { name: 'read', status: 'completed' })
+
+    const pageNumbers = text.map((_, i) => i + 1)
+    await core.db.transaction(async (tx) => {
+      // A re-run (after a crash) replaces what an earlier run stored.
+      await tx.sql`delete from quiz.document_pages where document_id = ${documentId}`
+      await tx.sql`
+        insert into quiz.document_pages (document_id, page_number, text)
+        select ${documentId}, p.page_number, p.text
+        from unnest(${pageNumbers}::int[], ${text}::text[]) as p (page_number, text)`
+    })
+    const withText = text.filter((t) => t.trim().length > 0).length
+    if (withText === 0) {
+      await ctx.step(`No text found in ${totalPages} page${totalPages === 1 ? '' : 's'}: the PDF has no text layer (a scan?)`, { name: 'extract', status: 'completed' })
+      await ctx.step('Nothing to index', { name: 'index', status: 'skipped' })
+    } else {
+      await ctx.step(`Extracted text from ${withText} of ${totalPages} pages`, { name: 'extract', status: 'completed' })
+      const chunks = text.flatMap((t, i) => chunkPage(i + 1, t))
+      await core.vectors.drop(collection)
+      const embedder = await quizEmbedder(core)
+      for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
+        const batch = chunks.slice(i, i + EMBED_BATCH)
+        let vectors: number[][]
+        try {
+          vectors = await embedder.embed(batch.map((c) => c.text))
+        } catch (err) {
+          throw new DocumentFailure('index', MESSAGES.indexFailed, { cause: err })
+        }
+        await core.vectors.upsert(collection, batch.map((c, j) => ({ id: c.id, vector: vectors[j]!, text: c.text })))
+        await ctx.throwIfCancelled()
+      }
+      await ctx.step(`Indexed ${chunks.length} text chunk${chunks.length === 1 ? '' : 's'}`, { name: 'index', status: 'completed' })
+    }
+    const [still] = await core.db.sql<{ id: number }>`
+      update quiz.documents set status = 'ready', error_message = null where id = ${documentId} returning id`
+    if (!still) {
+      await core.vectors.drop(collection) // deleted while it was processed
+      return { document_id: documentId, status: 'deleted' }
+    }
+    await ctx.step('Document ready', { name: 'done', status: 'completed' })
+    return { document_id: documentId, status: 'ready', total_pages: totalPages }
+  } catch (err) {
+    if (err instanceof JobCancelled) {
+      await finish('failed', MESSAGES.cancelled)
+      throw err
+    }
+    // Shutdown or a lease lost to another worker: the job is handed back and runs again; the document stays processing.
+    if (ctx.signal.aborted) throw err
+    const failure = err instanceof DocumentFailure ? err : new DocumentFailure('process', MESSAGES.failed, { cause: err })
+    core.log.warn({ err: failure.cause ?? err, document: documentId }, 'document processing failed')
+    await finish('failed', failure.message)
+    await core.vectors.drop(collection).catch(() => {})
+    await ctx.step(failure.message, { name: failure.step, status: 'failed' }).catch(() => {})
+    // The job ends failed with the same message: its status mirrors the document's.
+    throw new Error(failure.message)
+  }
+}
+
+export const documentJobs = (core: Core): Record<string, JobHandler> => ({
+  [PROCESS_DOCUMENT_JOB]: (ctx: JobContext<{ documentId: number }>) => processDocument(core, ctx),
+})
