@@ -3,7 +3,9 @@ import { t } from 'elysia'
 
 export const AI_TASKS = ['extraction', 'tts', 'teach', 'keyword'] as const
 export type AiTask = (typeof AI_TASKS)[number]
-export const AiTask = t.Union(AI_TASKS.map((task) => t.Literal(task)), { description: 'extraction, tts, teach or keyword' })
+export const AiTask = t.Union([t.Literal('extraction'), t.Literal('tts'), t.Literal('teach'), t.Literal('keyword')], {
+  description: 'extraction, tts, teach or keyword',
+})
 
 export const MODEL_NAME_MAX = 200
 export const MODEL_ID_MAX = 300
@@ -53,7 +55,7 @@ export const UpdateModelBody = t.Object({
   is_default: t.Optional(t.Boolean({
     description: 'true: becomes the task\'s default (the previous one is unset). false on the default: another active model of the task is promoted, or the task is left without one.',
   })),
-  api_key: t.Optional(t.Nullable(t.Union([ApiKey], { description: 'A new key; null clears it; absent keeps the stored one' }))),
+  api_key: t.Optional(t.Nullable(t.String({ minLength: 1, maxLength: API_KEY_MAX, description: 'A new key; null clears it; absent keeps the stored one' }))),
   api_base: t.Optional(t.Nullable(ApiBase)),
 }, { description: 'A partial update: only the fields present change. api_key: null clears the stored key, absent keeps it.' })
 export type UpdateModelBody = typeof UpdateModelBody.static
@@ -86,7 +88,7 @@ export const GatewayModels = t.Object({
 export const VOICE_PROVIDERS = ['openai', 'elevenlabs', 'azure'] as const
 export type VoiceProvider = (typeof VOICE_PROVIDERS)[number]
 export const VoicesBody = t.Object({
-  provider: t.Union(VOICE_PROVIDERS.map((p) => t.Literal(p)), {
+  provider: t.Union([t.Literal('openai'), t.Literal('elevenlabs'), t.Literal('azure')], {
     description: '`openai`: its built-in voice list (no call made); `elevenlabs`: needs api_key; `azure`: needs api_key and region',
   }),
   api_key: t.Optional(t.Nullable(t.String({ maxLength: API_KEY_MAX }))),

@@ -10,9 +10,9 @@ import { HttpError } from '../../../src/core/errors'
 import type { JobContext, JobHandler } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
 import type {
-  AIModelConfigResponse, AiTask, AvailableModel, CreateModelBody, UpdateModelBody,
+  AIModelConfigResponse, AiTask, AvailableModel, CreateModelBody, GatewayModelsBody, UpdateModelBody, Voice, VoiceProvider, VoicesBody,
 } from '../models/ai-models'
-import { indexQuestions, QUESTIONS_COLLECTION, quizEmbedder } from './question-index'
+import { indexQuestions, QUESTIONS_COLLECTION, quizEmbedder, type IndexableQuestion } from './question-index'
 
 export const REGENERATE_JOB_KIND = 'quiz.embedding.regenerate'
 export const REGENERATE_BATCH = 100
@@ -44,6 +44,15 @@ export function maskApiKey(key: string): string {
   return `${prefix}…${key.slice(-4)}`
 }
 
+/** A stored key, masked; a key sealed under an older DATA_ENCRYPTION_KEY shows as masked too rather than failing the list. */
+function maskedKey(core: Core, sealed: string): string {
+  try {
+    return maskApiKey(core.crypto.openText(sealed))
+  } catch {
+    return '…'
+  }
+}
+
 function toResponse(core: Core, row: ModelRow): AIModelConfigResponse {
   return {
     id: row.id,
@@ -52,7 +61,7 @@ function toResponse(core: Core, row: ModelRow): AIModelConfigResponse {
     task: row.task,
     is_active: row.is_active,
     is_default: row.is_default,
-    api_key: row.api_key ? maskApiKey(core.crypto.openText(row.api_key)) : null,
+    api_key: row.api_key ? maskedKey(core, row.api_key) : null,
     api_base: row.api_base,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
@@ -226,14 +235,133 @@ export async function testModel(core: Core, id: number): Promise<{ message: stri
   return { message: `Model ${row.name} answered` }
 }
 
+/** Lists the models of a gateway: api_base (an OpenAI-compatible API), or the server's own (AI_BASE_URL). */
+export async function listGatewayModels(core: Core, input: GatewayModelsBody): Promise<{ models: string[]; source: 'openai-compatible' | 'environment' }> {
+  const source = input.api_base ? 'openai-compatible' : 'environment'
+  if (!input.api_base && !core.config.ai.baseUrl) throw aiNotConfigured('No api_base given and no AI gateway configured (AI_BASE_URL)')
+  const models = await core.ai.listModels({ baseUrl: input.api_base ?? null, apiKey: input.api_key ?? null })
+  return { models: [...new Set(models)].sort(), source }
+}
+
+// Spec 1, POST /api/admin/tts/voices. The provider URLs are settable so tests can point them at local fakes;
+// `{region}` is replaced by the (validated) Azure region.
+export const VOICE_PROVIDER_URLS = {
+  elevenlabs: 'https://api.elevenlabs.io',
+  azure: 'https://{region}.tts.speech.microsoft.com',
+}
+export const VOICE_LIST_TIMEOUT_MS = 15_000
+export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'] as const
+const AZURE_REGION = /^[a-z0-9-]{2,40}$/
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
+/** Keeps the string-valued attributes of a provider's voice, under lower-case names. */
+function stringLabels(source: Record<string, unknown> | null | undefined, provider: VoiceProvider): Record<string, string> {
+  const labels: Record<string, string> = {}
+  for (const [k, v] of Object.entries(source ?? {})) if (typeof v === 'string' && v) labels[k.toLowerCase()] = v
+  return { ...labels, provider }
+}
+
+async function fetchVoiceList(provider: VoiceProvider, url: string, headers: Record<string, string>): Promise<unknown> {
+  let res: Response
+  try {
+    res = await fetch(url, { headers, signal: AbortSignal.timeout(VOICE_LIST_TIMEOUT_MS) })
+  } catch (err) {
+    throw HttpError.upstream('voice_provider_unreachable', err, `The ${provider} voice service could not be reached`)
+  }
+  // A rejected key is the caller's input, not an outage.
+  if (res.status === 401 || res.status === 403) throw HttpError.badRequest('voice_provider_rejected_key', `The ${provider} voice service rejected the API key`)
+  if (!res.ok) {
+    throw HttpError.upstream('voice_provider_failed', new Error(`${provider} answered ${res.status}`), `The ${provider} voice service answered ${res.status}`)
+  }
+  try {
+    return await res.json()
+  } catch (err) {
+    throw HttpError.upstream('voice_provider_invalid', err, `The ${provider} voice service gave an answer that could not be read`)
+  }
+}
+
+export async function listProviderVoices(input: VoicesBody): Promise<{ voices: Voice[] }> {
+  const apiKey = input.api_key?.trim() || null
+  switch (input.provider) {
+    case 'openai':
+      return { voices: OPENAI_VOICES.map((v) => ({ model_id: v, name: capitalise(v), labels: { provider: 'openai' } })) }
+    case 'elevenlabs': {
+      if (!apiKey) throw HttpError.badRequest('api_key_required', 'An API key is required for elevenlabs')
+      const body = await fetchVoiceList('elevenlabs', `${VOICE_PROVIDER_URLS.elevenlabs.replace(/\/+$/, '')}/v1/voices`, { 'xi-api-key': apiKey })
+      const list = (body as { voices?: unknown } | null)?.voices
+      if (!Array.isArray(list)) throw HttpError.upstream('voice_provider_invalid', new Error('no voices list'), 'The elevenlabs voice service gave an answer that could not be read')
+      return {
+        voices: list
+          .filter((v): v is { voice_id: string; name?: unknown; labels?: Record<string, unknown>; category?: unknown } => typeof v?.voice_id === 'string')
+          .map((v) => ({
+            model_id: v.voice_id,
+            name: typeof v.name === 'string' ? v.name : v.voice_id,
+            labels: stringLabels({ ...v.labels, ...(typeof v.category === 'string' ? { category: v.category } : {}) }, 'elevenlabs'),
+          })),
+      }
+    }
+    case 'azure': {
+      if (!apiKey) throw HttpError.badRequest('api_key_required', 'An API key is required for azure')
+      const region = input.region?.trim().toLowerCase() ?? ''
+      if (!region) throw HttpError.badRequest('region_required', 'A region is required for azure')
+      if (!AZURE_REGION.test(region)) throw HttpError.badRequest('invalid_region', 'The region may hold only letters, digits and hyphens')
+      const base = VOICE_PROVIDER_URLS.azure.replace('{region}', region).replace(/\/+$/, '')
+      const body = await fetchVoiceList('azure', `${base}/cognitiveservices/voices/list`, { 'Ocp-Apim-Subscription-Key': apiKey })
+      if (!Array.isArray(body)) throw HttpError.upstream('voice_provider_invalid', new Error('no voice array'), 'The azure voice service gave an answer that could not be read')
+      return {
+        voices: body
+          .filter((v): v is Record<string, unknown> & { ShortName: string } => typeof v?.ShortName === 'string')
+          .map((v) => ({
+            model_id: v.ShortName,
+            name: typeof v.DisplayName === 'string' ? v.DisplayName : v.ShortName,
+            labels: stringLabels({ gender: v.Gender, locale: v.Locale, locale_name: v.LocaleName, voice_type: v.VoiceType, local_name: v.LocalName }, 'azure'),
+          })),
+      }
+    }
+  }
+}
+
+/** Embeds a short text with the current embedder (the system setting's model, or the built-in one). */
+export async function testEmbedding(core: Core): Promise<{ model: string; dimensions: number; status: 'ok' }> {
+  const embedder = await quizEmbedder(core)
+  const [vector] = await embedder.embed(['Which organ produces insulin?'])
+  if (!vector?.length) throw HttpError.upstream('embedding_empty', new Error('no vector'), 'The embedding model returned no vector')
+  return { model: embedder.model, dimensions: vector.length, status: 'ok' }
+}
+
+export async function startEmbeddingRegeneration(core: Core, adminId: number): Promise<{ job_id: string; message: string }> {
+  const job = await core.jobs.enqueue(REGENERATE_JOB_KIND, {}, { service: 'quiz', ownerId: adminId, title: 'Regenerate question embeddings' })
+  const message = job.status === 'completed' ? `Question embeddings regenerated: ${(job.steps.at(-1)?.message ?? 'done')}`
+    : job.status === 'failed' ? `Regeneration failed: ${job.error ?? 'unknown error'}`
+      : 'Regeneration of all question embeddings queued'
+  return { job_id: job.id, message }
+}
+
 export const aiModelJobs = (core: Core): Record<string, JobHandler> => ({
   [REGENERATE_JOB_KIND]: (ctx: JobContext) => regenerateEmbeddings(core, ctx),
 })
 
+const formatCount = (n: number) => n.toLocaleString('en-US')
+
+/** Rebuilds the question bank's vector index from the database, in batches, reporting each one. */
 async function regenerateEmbeddings(core: Core, ctx: JobContext): Promise<{ embedded: number }> {
-  void ctx
-  void indexQuestions
-  void QUESTIONS_COLLECTION
-  void quizEmbedder
-  return { embedded: 0 }
+  const embedder = await quizEmbedder(core)
+  // Check the embedder answers before dropping the index: a dead gateway must not leave search with nothing.
+  await embedder.embed(['embedding check'])
+  const [{ total } = { total: 0 }] = await core.db.sql<{ total: number }>`select count(*)::int as total from quiz.questions`
+  await ctx.step(`Re-embedding ${formatCount(total)} questions with ${embedder.model}`)
+  await core.vectors.drop(QUESTIONS_COLLECTION)
+  let embedded = 0
+  let lastId = 0
+  for (;;) {
+    const batch = await core.db.sql<IndexableQuestion>`
+      select id, question_text, options from quiz.questions
+      where id > ${lastId} order by id limit ${REGENERATE_BATCH}`
+    if (batch.length === 0) break
+    await indexQuestions(core, batch.map((q) => ({ ...q, options: Array.isArray(q.options) ? q.options.map(String) : [] })), embedder)
+    embedded += batch.length
+    lastId = batch.at(-1)!.id
+    await ctx.step(`Embedded ${formatCount(embedded)} of ${formatCount(Math.max(total, embedded))} questions`)
+  }
+  return { embedded }
 }
