@@ -1,8 +1,267 @@
-// Spec 1, Quizzes: extraction jobs that turn a section's pages into a quiz.
-import type { JobHandler } from '../../../src/core/jobs'
+// Spec 1, Quizzes: extraction jobs that turn a section's pages into a quiz. POST /api/quizzes/ checks its input
+// and enqueues a job; the job reads the pages, extracts questions (regex or an AI mode), then writes the quiz and
+// its questions in ONE transaction, so a cancelled or failed job leaves nothing behind, and indexes the questions.
+import { HttpError } from '../../../src/core/errors'
+import { JobCancelled, type JobContext, type JobHandler, type JobRecord } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
+import {
+  DEFAULT_EXTRACTION_MODE, EXTRACTION_JOB_KIND, LAST_STEP_MAX, type CreateQuizBody, type ExtractedQuestion, type ExtractionMode,
+} from '../models/quizzes'
+import { checkQuestion, chunkPages, decideMode, questionsFromChunk, type AiRun, type SectionPage } from './ai-extract'
+import { resolveModel } from './ai-models'
+import { indexQuestions } from './question-index'
+import { extractQuestionsByRegex, PAGE_BREAK } from './regex-extract'
 
-export const extractionJobs = (core: Core): Record<string, JobHandler> => {
-  void core
-  return {}
+/** Jobs shown by GET /api/quizzes/jobs: the caller's most recent extraction jobs. */
+export const RECENT_JOBS = 20
+const SERVICE = 'quiz'
+
+export interface ExtractionPayload {
+  section_id: number
+  title: string
+  mode: 'timed' | 'learning'
+  time_limit_minutes: number | null
+  model_id: number | null
+  question_category_id: number | null
+  extraction_mode: ExtractionMode
+}
+
+interface SectionRow { id: number; name: string; start_page: number; end_page: number; document_id: number; document_status: string }
+
+async function findSection(core: Core, sectionId: number): Promise<SectionRow | null> {
+  const [row] = await core.db.sql<SectionRow>`
+    select s.id, s.name, s.start_page, s.end_page, s.document_id, d.status as document_status
+    from quiz.sections s join quiz.documents d on d.id = s.document_id
+    where s.id = ${sectionId}`
+  return row ?? null
+}
+
+/** Checks the request and enqueues the job. With WORKERS=0 the job has run (and finished) when this returns. */
+export async function startExtraction(core: Core, userId: number, body: CreateQuizBody): Promise<{ job_id: string; status: 'pending' }> {
+  const section = await findSection(core, body.section_id)
+  if (!section) throw HttpError.notFound('section_not_found', 'Section not found')
+  if (section.document_status !== 'ready') {
+    throw HttpError.badRequest('document_not_ready', `The section's document is not ready (status: ${section.document_status})`)
+  }
+  if (body.question_category_id != null) {
+    const [category] = await core.db.sql`select id from quiz.question_categories where id = ${body.question_category_id}`
+    if (!category) throw HttpError.notFound('question_category_not_found', 'Question category not found')
+  }
+  const extractionMode = body.extraction_mode ?? DEFAULT_EXTRACTION_MODE
+  // A named model must exist, be for extraction and be active (404/400 now, not a failed job later). With no
+  // model named, the job picks the default and fails with a clear error when there is none.
+  if (extractionMode !== 'regex' && body.model_id != null) await resolveModel(core, 'extraction', body.model_id)
+  const payload: ExtractionPayload = {
+    section_id: section.id,
+    title: body.title.trim(),
+    mode: body.mode,
+    time_limit_minutes: body.time_limit_minutes ?? null,
+    model_id: body.model_id ?? null,
+    question_category_id: body.question_category_id ?? null,
+    extraction_mode: extractionMode,
+  }
+  const job = await core.jobs.enqueue(EXTRACTION_JOB_KIND, payload, { service: SERVICE, ownerId: userId, title: payload.title })
+  // spec 1: the answer is `pending` even when no worker ran the job inline; clients poll the job.
+  return { job_id: job.id, status: 'pending' }
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+const pageRange = (a: number, b: number) => (a === b ? `page ${a}` : `pages ${a}-${b}`)
+
+async function extractWithAi(core: Core, ctx: JobContext<ExtractionPayload>, pages: SectionPage[]): Promise<ExtractedQuestion[]> {
+  const p = ctx.payload
+  let target
+  try {
+    target = await resolveModel(core, 'extraction', p.model_id)
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 503) {
+      throw new Error(`No extraction model is configured: an admin can add one under AI models (task extraction), or the server can set ` +
+        `AI_BASE_URL and AI_DEFAULT_MODEL. Extraction mode "regex" works without AI.`)
+    }
+    throw err
+  }
+  await ctx.step(`Using the extraction model ${target.name} (${target.model})`)
+  const run: AiRun = { core, target, signal: ctx.signal, step: (m) => ctx.step(m) }
+  const chunks = chunkPages(pages)
+  const failed = (label: string, err: unknown) => {
+    if (err instanceof JobCancelled || ctx.signal.aborted) return err
+    return new Error(`AI extraction failed on ${label}: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  let mode: 'standard' | 'questions_only' | 'two_step' | 'generate'
+  if (p.extraction_mode === 'ai_decide') {
+    await ctx.step('Asking the AI whether to extract the questions in the text or to write new ones')
+    try {
+      const decision = await decideMode(run, chunks[0]!.text)
+      mode = decision.mode
+      await ctx.step(`The AI chose to ${mode === 'generate' ? 'write new questions from the content' : 'extract the questions in the text'}` +
+        (decision.reason ? `: ${decision.reason}` : ''))
+    } catch (err) {
+      throw failed('the decision', err)
+    }
+  } else mode = p.extraction_mode as typeof mode
+
+  const questions: ExtractedQuestion[] = []
+  const seen = new Set<string>()
+  for (const [i, chunk] of chunks.entries()) {
+    const label = `chunk ${i + 1}/${chunks.length} (${pageRange(chunk.first_page, chunk.last_page)})`
+    await ctx.step(`${label[0]!.toUpperCase()}${label.slice(1)}: ${mode === 'generate' ? 'writing questions' : 'extracting questions'}`)
+    let raw
+    try {
+      raw = await questionsFromChunk(run, mode, chunk, label)
+    } catch (err) {
+      throw failed(label, err)
+    }
+    let kept = 0
+    let repeated = 0
+    const reasons = new Map<string, number>()
+    for (const candidate of raw) {
+      const checked = checkQuestion(candidate)
+      if (!checked.ok) {
+        reasons.set(checked.reason, (reasons.get(checked.reason) ?? 0) + 1)
+        continue
+      }
+      const key = checked.question.question_text.toLowerCase()
+      if (seen.has(key)) {
+        repeated++
+        continue
+      }
+      seen.add(key)
+      questions.push(checked.question)
+      kept++
+    }
+    const dropped = [...reasons.values()].reduce((a, b) => a + b, 0)
+    const detail = [...reasons].map(([reason, n]) => `${n} ${reason}`).join(', ')
+    await ctx.step(`Chunk ${i + 1}/${chunks.length}: ${plural(kept, 'question')} kept` +
+      (dropped ? `, ${dropped} invalid dropped (${detail})` : '') + (repeated ? `, ${repeated} repeated skipped` : ''))
+  }
+  return questions
+}
+
+async function runExtraction(core: Core, ctx: JobContext<ExtractionPayload>): Promise<{ quiz_id: number }> {
+  const p = ctx.payload
+  const section = await findSection(core, p.section_id)
+  if (!section) throw new Error('The section no longer exists')
+  await ctx.step(`Reading ${pageRange(section.start_page, section.end_page)} of section "${section.name}"`)
+  const pages = await core.db.sql<SectionPage>`
+    select page_number, text from quiz.document_pages
+    where document_id = ${section.document_id} and page_number between ${section.start_page} and ${section.end_page}
+    order by page_number`
+  const characters = pages.reduce((n, pg) => n + pg.text.trim().length, 0)
+  if (characters === 0) throw new Error(`Section "${section.name}" has no text to extract from (scanned pages without a text layer?)`)
+
+  let questions: ExtractedQuestion[]
+  if (p.extraction_mode === 'regex') {
+    await ctx.step(`Matching question patterns in ${plural(pages.length, 'page')} (${characters.toLocaleString('en')} characters), no AI`)
+    const result = extractQuestionsByRegex(pages.map((pg) => pg.text).join(`\n${PAGE_BREAK}`))
+    questions = result.questions.map(({ number: _n, ...q }) => q)
+    await ctx.step(`Found ${plural(questions.length, 'question')}` +
+      (result.skipped ? `; ${result.skipped} numbered block${result.skipped === 1 ? '' : 's'} skipped (missing options or answer)` : ''))
+  } else {
+    await ctx.step(`Read ${plural(pages.length, 'page')} (${characters.toLocaleString('en')} characters)`)
+    questions = await extractWithAi(core, ctx, pages)
+  }
+  if (questions.length === 0) {
+    throw new Error(p.extraction_mode === 'regex'
+      ? `No questions found in section "${section.name}": regex mode needs numbered questions with lettered options and an answer line or an answer key`
+      : `No usable questions found in section "${section.name}"`)
+  }
+
+  await ctx.step(`Saving the quiz with ${plural(questions.length, 'question')}`)
+  // Last look before writing: a cancel that came during extraction leaves no quiz at all.
+  await ctx.throwIfCancelled()
+  const saved = await core.db.transaction(async (tx) => {
+    const [quiz] = await tx.sql<{ id: number }>`
+      insert into quiz.quizzes (section_id, user_id, title, mode, time_limit_minutes)
+      values (${p.section_id}, ${ctx.ownerId}, ${p.title}, ${p.mode}, ${p.time_limit_minutes})
+      returning id`
+    // Identity values follow the order rows are inserted in, so positions can follow the ids.
+    const rows = await tx.sql<{ id: number; question_text: string }>`
+      insert into quiz.questions (question_text, options, correct_answer, explanation, question_category_id, source_quiz_id, created_by)
+      select e.q ->> 'question_text', e.q -> 'options', e.q ->> 'correct_answer', e.q ->> 'explanation',
+        ${p.question_category_id}, ${quiz!.id}, ${ctx.ownerId}
+      from jsonb_array_elements(${{ value: questions }}::jsonb -> 'value') with ordinality as e(q, n)
+      order by e.n
+      returning id, question_text`
+    await tx.sql`
+      insert into quiz.quiz_questions (quiz_id, question_id, position)
+      select ${quiz!.id}, id, row_number() over (order by id) from quiz.questions where source_quiz_id = ${quiz!.id}`
+    return { quizId: quiz!.id, ids: rows.map((r) => r.id).sort((a, b) => a - b) }
+  })
+  // The quiz exists now: a cancel arriving from here on cannot undo it, so finish the index either way.
+  const afterCommit = async (message: string) => {
+    try {
+      await ctx.step(message)
+    } catch (err) {
+      if (!(err instanceof JobCancelled)) throw err
+    }
+  }
+  await afterCommit(`Indexing ${plural(saved.ids.length, 'question')} for search`)
+  try {
+    await indexQuestions(core, saved.ids.map((id, i) => ({ id, question_text: questions[i]!.question_text, options: questions[i]!.options })))
+  } catch (err) {
+    // The database is the source of truth; the admin's regenerate job rebuilds the index.
+    core.log.warn({ err, quiz: saved.quizId }, 'indexing extracted questions failed')
+    await afterCommit('Search index not updated (an admin can regenerate embeddings)')
+  }
+  await afterCommit(`Quiz ${saved.quizId} created with ${plural(saved.ids.length, 'question')}`)
+  return { quiz_id: saved.quizId }
+}
+
+export const extractionJobs = (core: Core): Record<string, JobHandler> => ({
+  [EXTRACTION_JOB_KIND]: (ctx: JobContext<ExtractionPayload>) => runExtraction(core, ctx),
+})
+
+const quizIdOf = (job: JobRecord): number | null => {
+  const id = (job.result as { quiz_id?: unknown } | null)?.quiz_id
+  return job.status === 'completed' && typeof id === 'number' ? id : null
+}
+
+/** GET /api/quizzes/jobs: the caller's recent extraction jobs, newest first. */
+export async function listExtractionJobs(core: Core, userId: number) {
+  // Other quiz jobs of the same owner (document processing) share the listing query; ask for more, keep ours.
+  const jobs = (await core.jobs.listForOwner(SERVICE, userId, RECENT_JOBS * 5)).filter((j) => j.kind === EXTRACTION_JOB_KIND).slice(0, RECENT_JOBS)
+  return jobs.map((j) => {
+    const last = j.steps[j.steps.length - 1]?.message ?? null
+    return {
+      job_id: j.id,
+      title: j.title,
+      status: j.status,
+      steps_count: j.steps.length,
+      last_step: last === null ? null : last.slice(0, LAST_STEP_MAX),
+      quiz_id: quizIdOf(j),
+    }
+  })
+}
+
+async function findJob(core: Core, jobId: string): Promise<JobRecord> {
+  const job = await core.jobs.get(jobId)
+  if (!job || job.kind !== EXTRACTION_JOB_KIND) throw HttpError.notFound('job_not_found', 'Job not found')
+  return job
+}
+
+/** GET /api/quizzes/job/{job_id}: any extraction job, for moderators. */
+export async function getExtractionJob(core: Core, jobId: string) {
+  const job = await findJob(core, jobId)
+  const quizId = quizIdOf(job)
+  return {
+    job_id: job.id,
+    title: job.title,
+    status: job.status,
+    steps: job.steps,
+    ...(quizId !== null ? { quiz_id: quizId } : {}),
+    ...(job.status === 'failed' ? { error: job.error ?? 'Extraction failed' } : {}),
+  }
+}
+
+/**
+ * POST /api/quizzes/job/{job_id}/cancel: the owner only (403 for anyone else, admins included, as spec 1's table
+ * says). A pending job counts as running here: it has not started, and cancelling it is what its owner expects.
+ */
+export async function cancelExtractionJob(core: Core, userId: number, jobId: string): Promise<{ status: 'cancelled' }> {
+  const job = await findJob(core, jobId)
+  if (job.owner_id !== userId) throw HttpError.forbidden('not_job_owner', 'Not your job')
+  if (job.status !== 'pending' && job.status !== 'running') throw HttpError.badRequest('job_not_running', `The job is not running (status: ${job.status})`)
+  const outcome = await core.jobs.cancel(job.id)
+  if (outcome !== 'cancelled') throw HttpError.badRequest('job_not_running', 'The job is not running')
+  return { status: 'cancelled' }
 }
