@@ -8,7 +8,8 @@ import { QUESTIONS_COLLECTION } from '../plugins/quiz/services/question-index'
 import { PAGE_BREAK } from '../plugins/quiz/services/regex-extract'
 import { startAiServer, type AiServer, type ChatRequest } from './support/ai-server'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { KNOWN, NUMBERINGS, OPTIONS, renderQuestions } from './support/mcq-fixtures'
+import { KNOWN, NUMBERINGS, OPTIONS, renderQuestions, type Layout } from './support/mcq-fixtures'
+import { makePdf } from './support/pdf'
 import { API, PASSWORD, expectDetail, expectValidation, loginToken, register, uniqueEmail, type TokenBody, type UserBody } from './support/quiz'
 
 setDefaultTimeout(30_000)
@@ -53,6 +54,35 @@ async function sectionOver(t: TestApp, owner: Account, pages: string[], opts: { 
     values (${doc!.id}, ${opts.name ?? 'Chapter 1'}, 1, ${Math.max(2, pages.length)})
     returning id`
   return section!.id
+}
+
+/**
+ * A real PDF (makePdf) with the known questions twice, uploaded and processed, and one section over each copy:
+ * pages of the first copy use `1.` / `A)` / `Answer: B` lines, the second `Q1.` / `(a)` and an answer key at the end.
+ * Both have a running header and a page-number footer on every page, and makePdf wraps the long lines.
+ */
+async function uploadKnownPdf(t: TestApp, moderator: Account): Promise<{ inline: number; keyed: number }> {
+  const layouts: Layout[] = [
+    { name: 'inline', numbering: NUMBERINGS.dot!, option: OPTIONS.upperParen!, answer: 'answer', explanation: 'after', pageLines: 18 },
+    { name: 'keyed', numbering: NUMBERINGS.q!, option: OPTIONS.lowerBoth!, answer: 'key-paren', explanation: 'before', pageLines: 18 },
+  ]
+  const parts = layouts.map((layout) => renderQuestions(KNOWN, layout).split(PAGE_BREAK).map((page) => page.split('\n')))
+  const form = new FormData()
+  form.append('file', new File([await makePdf(parts.flat())], 'cardiology-questions.pdf', { type: 'application/pdf' }))
+  const res = await t.request(`${API}/documents/upload`, { method: 'POST', body: form, token: moderator.token })
+  expect(res.status).toBe(200)
+  const { id } = (await res.json()) as { id: number }
+  const status = (await (await t.get(`${API}/documents/${id}/status`, { token: moderator.token })).json()) as { status: string; total_pages: number }
+  expect(status).toMatchObject({ status: 'ready', total_pages: parts[0]!.length + parts[1]!.length })
+  const section = async (name: string, start_page: number, end_page: number) => {
+    const r = await t.post(`${API}/documents/${id}/sections`, { name, start_page, end_page }, { token: moderator.token })
+    expect(r.status).toBe(200)
+    return ((await r.json()) as { id: number }).id
+  }
+  return {
+    inline: await section('Inline answers', 1, parts[0]!.length),
+    keyed: await section('Answer key at the end', parts[0]!.length + 1, parts[0]!.length + parts[1]!.length),
+  }
 }
 
 const body = (sectionId: number, extra: Record<string, unknown> = {}) => ({
@@ -102,6 +132,7 @@ for (const target of databaseTargets()) {
     let otherModerator: Account
     let user: Account
     let knownSection: number
+    let keyedSection: number
     const indexCount = () => t.booted.core.vectors.count(QUESTIONS_COLLECTION)
 
     beforeAll(async () => {
@@ -111,9 +142,7 @@ for (const target of databaseTargets()) {
       moderator = await createAccount(t, admin, 'moderator', 'mod')
       otherModerator = await createAccount(t, admin, 'moderator', 'mod2')
       user = await createAccount(t, admin, 'user', 'user')
-      // The known questions over three pages: answer key at the end, running headers, page numbers, wrapped lines.
-      const text = renderQuestions(KNOWN, { name: 'pdf', numbering: NUMBERINGS.dot!, option: OPTIONS.upperParen!, answer: 'key-dot', explanation: 'after', wrap: 70, pageLines: 30 })
-      knownSection = await sectionOver(t, moderator, text.split(PAGE_BREAK))
+      ;({ inline: knownSection, keyed: keyedSection } = await uploadKnownPdf(t, moderator))
     })
     afterAll(async () => {
       await t?.close()
@@ -144,13 +173,13 @@ for (const target of databaseTargets()) {
         expect(chats(ai)).toHaveLength(0)
       })
 
-      it('gives every question the question category, and stores mode learning with no time limit', async () => {
+      it('reads an answer key at the end of the section; gives every question the question category; stores mode learning', async () => {
         const [category] = await t.db.sql<{ id: number }>`insert into quiz.question_categories (name) values (${`Cardiology ${crypto.randomUUID()}`}) returning id`
-        const jobId = await createQuiz(t, moderator, body(knownSection, { question_category_id: category!.id }))
+        const jobId = await createQuiz(t, moderator, body(keyedSection, { question_category_id: category!.id }))
         const done = await job(t, moderator, jobId)
         expect(done.status).toBe('completed')
         const rows = await quizQuestions(t, done.quiz_id!)
-        expect(rows).toHaveLength(KNOWN.length)
+        expect(shape(rows)).toEqual(expectedKnown())
         for (const r of rows) expect(r.question_category_id).toBe(category!.id)
         const [quiz] = await t.db.sql<{ mode: string; time_limit_minutes: number | null }>`select mode, time_limit_minutes from quiz.quizzes where id = ${done.quiz_id!}`
         expect(quiz).toEqual({ mode: 'learning', time_limit_minutes: null })
