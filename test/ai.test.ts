@@ -102,6 +102,18 @@ describe('text', () => {
     }
   })
 
+  it('the server key (AI_API_KEY) never goes to another address a model configuration names', async () => {
+    const other = await startAiServer()
+    try {
+      await ai.text({ model: 'm', baseUrl: other.url }, ask('hi'))
+      await ai.listModels({ baseUrl: other.url })
+      expect(other.requests).toHaveLength(2)
+      for (const r of other.requests) expect(r.headers.authorization ?? '').not.toContain(KEY)
+    } finally {
+      await other.close()
+    }
+  })
+
   it('a wrong api key (401 from the gateway) is 502 ai_unreachable', async () => {
     const err = await failure(ai.text({ ...target, apiKey: 'wrong' }, ask('hi')))
     expect(err.status).toBe(502)

@@ -10,7 +10,7 @@ import type { Config } from '../config'
 import { HttpError } from './errors'
 import type { Logger } from './log'
 
-/** Which model to call, and where. baseUrl and apiKey default to AI_BASE_URL and AI_API_KEY. */
+/** Which model to call, and where. baseUrl defaults to AI_BASE_URL; apiKey to AI_API_KEY, but only for AI_BASE_URL itself. */
 export interface AiTarget {
   model: string
   baseUrl?: string | null
@@ -84,7 +84,9 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   const gateway = (baseUrl?: string | null, apiKey?: string | null) => {
     const base = (baseUrl || config.ai.baseUrl || '').replace(/\/+$/, '')
     if (!base) throw aiNotConfigured()
-    return { base, apiKey: apiKey || config.ai.apiKey || null }
+    // The server's key goes only to the server's gateway, never to another address a model configuration names.
+    const ownGateway = config.ai.baseUrl !== null && base === config.ai.baseUrl.replace(/\/+$/, '')
+    return { base, apiKey: apiKey || (ownGateway ? config.ai.apiKey : null) || null }
   }
   const resolve = (target: AiTarget) => {
     if (!target.model) throw aiNotConfigured()
