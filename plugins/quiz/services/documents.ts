@@ -22,6 +22,8 @@ export const CHUNK_CHARS = 1000
 export const CHUNK_OVERLAP_CHARS = 100
 /** Chunks embedded per call (one gateway request each when an embedding model is configured). */
 export const EMBED_BATCH = 64
+/** Chunks written to the vector index per upsert: each write is a new LanceDB version, so fewer is faster. */
+export const UPSERT_BATCH = 512
 
 export const documentCollection = (documentId: number) => `quiz_doc_${documentId}`
 export const documentStorageKey = (filename: string) => `quiz/documents/${filename}`
@@ -304,13 +306,15 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
       const chunks = text.flatMap((t, i) => chunkPage(i + 1, t))
       await core.vectors.drop(collection)
       const embedder = await quizEmbedder(core)
-      for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
-        const batch = chunks.slice(i, i + EMBED_BATCH)
-        let vectors: number[][]
-        try {
-          vectors = await embedder.embed(batch.map((c) => c.text))
-        } catch (err) {
-          throw new DocumentFailure('index', MESSAGES.indexFailed, { cause: err })
+      for (let i = 0; i < chunks.length; i += UPSERT_BATCH) {
+        const batch = chunks.slice(i, i + UPSERT_BATCH)
+        const vectors: number[][] = []
+        for (let j = 0; j < batch.length; j += EMBED_BATCH) {
+          try {
+            vectors.push(...(await embedder.embed(batch.slice(j, j + EMBED_BATCH).map((c) => c.text))))
+          } catch (err) {
+            throw new DocumentFailure('index', MESSAGES.indexFailed, { cause: err })
+          }
         }
         await core.vectors.upsert(collection, batch.map((c, j) => ({ id: c.id, vector: vectors[j]!, text: c.text })))
         await ctx.throwIfCancelled()
