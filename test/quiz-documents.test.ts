@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { localEmbedding } from '../src/core/embedder'
 import {
-  CHUNK_CHARS, MESSAGES, PROCESS_DOCUMENT_JOB, chunkPage, documentCollection, documentStorageKey,
+  CHUNK_CHARS, MESSAGES, MULTIPART_OVERHEAD_BYTES, PROCESS_DOCUMENT_JOB, chunkPage, documentCollection, documentStorageKey,
 } from '../plugins/quiz/services/documents'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import {
@@ -244,11 +244,29 @@ for (const target of databaseTargets()) {
         expect((await upload(t, moderator.token, atLimit, 'at-limit.pdf')).status).toBe(200)
       })
 
-      it('a declared Content-Length over the limit is 413 before the body is read', async () => {
+      it('a declared Content-Length over the limit (plus multipart framing) is 413 before the body is read', async () => {
         const before = await documentCount(t)
-        const res = await upload(t, moderator.token, await makePdf([['small']]), 'small.pdf', { 'content-length': String(MAX_UPLOAD_SIZE + 1) })
-        await expectDetail(res, 413)
+        const declared = MAX_UPLOAD_SIZE + MULTIPART_OVERHEAD_BYTES + 1
+        const res = await upload(t, moderator.token, await makePdf([['small']]), 'small.pdf', { 'content-length': String(declared) })
+        expect(await expectDetail(res, 413)).toBe(MESSAGES.tooLarge(MAX_UPLOAD_SIZE))
         expect(await documentCount(t)).toBe(before)
+      })
+
+      it('a file at the limit, sent with its real Content-Length (file plus framing), is accepted', async () => {
+        const valid = await makePdf([['At the limit']])
+        const file = new Uint8Array(MAX_UPLOAD_SIZE)
+        file.set(valid)
+        file.fill(0x20, valid.length)
+        const form = new FormData()
+        form.append('file', new File([file], 'limit.pdf', { type: 'application/pdf' }))
+        const encoded = new Response(form) // one encoding: its boundary is in both the type and the body
+        const contentType = encoded.headers.get('content-type')!
+        const body = new Uint8Array(await encoded.arrayBuffer())
+        expect(body.length).toBeGreaterThan(MAX_UPLOAD_SIZE)
+        const res = await t.request(`${API}/documents/upload`, {
+          method: 'POST', body, token: moderator.token, headers: { 'content-type': contentType, 'content-length': String(body.length) },
+        })
+        expect(res.status).toBe(200)
       })
 
       it('a user (below moderator) gets 403, no credentials 401; a missing file field is 422', async () => {

@@ -16,13 +16,13 @@ export const documentRoutes = (core: Core) =>
     // Runs before the body is read (onRequest applies to the whole quiz app, so it looks at one path only):
     // a declared Content-Length over the limit is refused without reading a byte of it.
     .onRequest(({ request }) => {
-      const length = request.headers.get('content-length')
-      if (length && request.method === 'POST' && new URL(request.url).pathname.endsWith(UPLOAD_PATH)) {
-        documents.checkDeclaredLength(core, length)
+      const declared = Number(request.headers.get('content-length') ?? 0)
+      if (declared > core.config.maxUploadSize + documents.MULTIPART_OVERHEAD_BYTES && request.method === 'POST' && new URL(request.url).pathname.endsWith(UPLOAD_PATH)) {
+        documents.refuseDeclaredLength(core, declared)
       }
     })
     .post('/upload', ({ user, body }) => documents.uploadDocument(core, user, body.file), {
-      role: 'moderator', body: UploadBody, response: DocumentResponse,
+      role: 'moderator', parse: 'formdata', body: UploadBody, response: DocumentResponse,
       detail: {
         tags, summary: 'Upload a PDF',
         description: [

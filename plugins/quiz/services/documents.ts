@@ -81,10 +81,12 @@ export function cleanFilename(name: string | undefined): string {
   return (base || 'document.pdf').slice(0, ORIGINAL_FILENAME_MAX)
 }
 
-/** 413 before the body is read, when the request declares a length over the limit. */
-export function checkDeclaredLength(core: Core, contentLength: string | null): void {
-  const declared = Number(contentLength)
-  if (contentLength && Number.isFinite(declared) && declared > core.config.maxUploadSize) {
+/** Room for the multipart framing (boundaries, part headers) around a file of the limit's size. */
+export const MULTIPART_OVERHEAD_BYTES = 16 * 1024
+
+/** 413 before the body is read, when the declared body is larger than a file at the limit could make it. */
+export function refuseDeclaredLength(core: Core, declaredBytes: number): void {
+  if (declaredBytes > core.config.maxUploadSize + MULTIPART_OVERHEAD_BYTES) {
     throw HttpError.tooLarge('file_too_large', MESSAGES.tooLarge(core.config.maxUploadSize))
   }
 }
