@@ -405,6 +405,19 @@ for (const target of databaseTargets()) {
         await expectDetail(await t.get(`${API}/documents/${doc.id}`, { token: moderator.token }), 404)
         await expectDetail(await t.delete(`${API}/documents/${doc.id}`, { token: moderator.token }), 404)
       })
+
+      it('deleting a user removes their documents with the stored files and vector collections', async () => {
+        const owner = await createAccount(t, admin, 'moderator', 'leaving')
+        const doc = await uploadProcessed(t, owner, await makePdf(numberedPages(2)), 'theirs.pdf')
+        const row = (await documentRow(t, doc.id))!
+        const file = join(t.dataDir, 'files', row.storage_key)
+        expect(existsSync(file)).toBe(true)
+        expect(await t.booted.core.vectors.count(documentCollection(doc.id))).toBeGreaterThan(0)
+        expect((await t.delete(`${API}/admin/users/${owner.id}`, { token: admin.token })).status).toBe(204)
+        expect(await documentRow(t, doc.id)).toBeNull()
+        expect(existsSync(file)).toBe(false)
+        expect(await t.booted.core.vectors.count(documentCollection(doc.id))).toBe(0)
+      })
     })
   })
 }

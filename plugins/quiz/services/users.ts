@@ -5,6 +5,7 @@ import { HttpError } from '../../../src/core/errors'
 import { createKv } from '../../../src/core/kv'
 import type { Core } from '../../../src/plugin'
 import type { Role, UserResponse } from '../models/accounts'
+import { deleteDocument } from './documents'
 import { normaliseEmail, toUserResponse, USER_COLUMNS, type UserRow } from './accounts'
 
 
@@ -41,9 +42,15 @@ export async function setUnthrottled(core: Core, userId: number, unthrottled: bo
   return toUserResponse(row)
 }
 
-/** Deletes the user and everything that is theirs: rows (by foreign key cascade), jobs and stored settings. */
+/**
+ * Deletes the user and everything that is theirs: documents with their stored files and vector collections,
+ * rows (by foreign key cascade), jobs and stored settings.
+ */
 export async function deleteUser(core: Core, actorId: number, userId: number): Promise<void> {
   if (actorId === userId) throw HttpError.badRequest('delete_self', 'You cannot delete your own account')
+  // Files and vector collections live outside the database: remove them through the documents service first.
+  const documents = await core.db.sql<{ id: number }>`select id from quiz.documents where user_id = ${userId}`
+  for (const d of documents) await deleteDocument(core, d.id)
   await core.db.transaction(async (tx) => {
     const [row] = await tx.sql<{ id: number }>`delete from quiz.users where id = ${userId} returning id`
     if (!row) throw notFound()
