@@ -97,6 +97,22 @@ describe('regex extraction: rules', () => {
     expect(questions.map((q) => q.correct_answer)).toEqual(['a1', 'b2', 'd1'])
   })
 
+  it('stays linear: 50,000 wrapped lines after one question take well under a second', () => {
+    const tail = Array.from({ length: 50_000 }, (_, i) => `continued line ${i} of a very long final option that never ends`)
+    const text = ['1. A question?', 'A) One', 'B) Two', 'Answer: A', '2. Another question?', 'A) Three', 'B) Four-', ...tail, 'Answers', '2. B'].join('\n')
+    const started = performance.now()
+    const { questions } = extractQuestionsByRegex(text)
+    expect(performance.now() - started).toBeLessThan(1_000)
+    expect(questions).toHaveLength(2)
+    expect(questions[1]!.correct_answer.slice(0, 40)).toBe('Four-continued line 0 of a very long fin')
+    expect(questions[1]!.correct_answer.length).toBeGreaterThan(50_000 * 50)
+  })
+
+  it('reads question numbers past 9,999', () => {
+    const text = ['12345. Far into a question bank?', 'A) Yes', 'B) No', 'Answer: A', '12346) Next one?', '(a) Yes', '(b) No', 'Ans: b'].join('\n')
+    expect(extractQuestionsByRegex(text).questions.map((q) => [q.number, q.correct_answer])).toEqual([[12345, 'Yes'], [12346, 'No']])
+  })
+
   it('finds nothing in prose without numbered questions', () => {
     expect(extractQuestionsByRegex('The heart is a muscular organ.\nIt pumps blood.\n\f12\nAnswers are below.')).toEqual({ questions: [], skipped: 0 })
   })

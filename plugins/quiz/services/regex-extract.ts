@@ -21,24 +21,27 @@ export interface RegexExtraction {
 export const PAGE_BREAK = '\f'
 
 const MAX_OPTIONS = 10 // options A..J
-const QUESTION = /^(?:(?:Q|Question)\s*(\d{1,4})\s*[.):\-–]?|(\d{1,4})\s*[.)])(?:\s+(.*))?$/i
+const QUESTION = /^(?:(?:Q|Question)\s*(\d{1,5})\s*[.):\-–]?|(\d{1,5})\s*[.)])(?:\s+(.*))?$/i
 const OPTION = /^(\*\s*)?(?:\(([A-Ja-j])\)|([A-Ja-j])([.)]))(?:\s+(.*))?$/
 const ANSWER = /^(?:correct\s+answer|correct\s+option|answer|ans)\s*(?:is)?\s*[:.\-–]\s*(.*)$/i
 const EXPLANATION = /^(?:explanation|rationale|reason)\s*[:.\-–]\s*(.*)$/i
 const KEY_HEADING = /^(?:answer\s*key|answers|answer\s*sheet|key\s+to\s+answers|correct\s+answers|solutions)\s*:?$/i
-const KEY_ENTRY = /^(\d{1,4})\s*[.):\-–]?\s*\(?([A-Ja-j])\)?(?:(?:\s*[.):\-–]\s*|\s+)(.*))?$/
-const KEY_ENTRIES = /^(?:\d{1,4}\s*[.):\-–]?\s*\(?[A-Ja-j]\)?[\s,;]*)+$/
-const KEY_ENTRY_G = /(\d{1,4})\s*[.):\-–]?\s*\(?([A-Ja-j])\)?/g
-const PAGE_NUMBER = /^(?:[-–—]\s*)?(?:page\s*)?\d{1,4}(?:\s*(?:of|\/)\s*\d{1,4})?(?:\s*[-–—])?$/i
+const KEY_ENTRY = /^(\d{1,5})\s*[.):\-–]?\s*\(?([A-Ja-j])\)?(?:(?:\s*[.):\-–]\s*|\s+)(.*))?$/
+const KEY_ENTRIES = /^(?:\d{1,5}\s*[.):\-–]?\s*\(?[A-Ja-j]\)?[\s,;]*)+$/
+const KEY_ENTRY_G = /(\d{1,5})\s*[.):\-–]?\s*\(?([A-Ja-j])\)?/g
+const PAGE_NUMBER = /^(?:[-–—]\s*)?(?:page\s*)?\d{1,5}(?:\s*(?:of|\/)\s*\d{1,5})?(?:\s*[-–—])?$/i
 const LETTER_ANSWER = /^\(?([A-Ja-j])\)?(?:$|[.)\s:,-]\s*(.*)$)/
 
+const LETTER = /^\p{L}$/u
+const LOWER_START = /^\p{Ll}/u
 const letterIndex = (letter: string) => letter.toLowerCase().charCodeAt(0) - 97
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim()
 
 /** Joins a wrapped line to what came before: a word split by a hyphen at the line's end closes up. */
 function joinWrapped(before: string, line: string): string {
   if (before === '') return line
-  if (/\p{L}-$/u.test(before) && /^\p{Ll}/u.test(line)) return before + line
+  // Only the end of `before` is looked at: a field can grow long, and a `$`-anchored regex would scan all of it.
+  if (before.endsWith('-') && LETTER.test(before.charAt(before.length - 2)) && LOWER_START.test(line)) return before + line
   return `${before} ${line}`
 }
 
@@ -202,7 +205,11 @@ export function extractQuestionsByRegex(text: string): RegexExtraction {
   if (keyAt >= 0) {
     // The k-th key entry numbered n answers the k-th question numbered n (numbering may restart in a long section).
     const byNumber = new Map<number, Block[]>()
-    for (const b of blocks) byNumber.set(b.number, [...(byNumber.get(b.number) ?? []), b])
+    for (const b of blocks) {
+      const same = byNumber.get(b.number)
+      if (same) same.push(b)
+      else byNumber.set(b.number, [b])
+    }
     const used = new Map<number, number>()
     for (const entry of readKey(lines.slice(keyAt + 1))) {
       const k = used.get(entry.number) ?? 0
