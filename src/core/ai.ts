@@ -131,6 +131,18 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     return res
   }
 
+  /** What every chat call sends: the model, the prompt, the limits; no SDK retries (a down gateway fails fast). */
+  const chatSettings = (provider: ReturnType<typeof createOpenAI>, target: AiTarget, request: TextRequest, abortSignal: AbortSignal) => ({
+    model: provider.chat(target.model),
+    system: request.system,
+    messages: messagesOf(request),
+    allowSystemInMessages: true,
+    maxOutputTokens: request.maxTokens,
+    temperature: request.temperature,
+    maxRetries: 0,
+    abortSignal,
+  })
+
   return {
     configured: config.ai.baseUrl !== null,
     defaultModel: config.ai.defaultModel,
@@ -138,16 +150,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     async text(target, request) {
       const { provider } = resolve(target)
       return call('text', target.model, request, async (abortSignal) => {
-        const result = await generateText({
-          model: provider.chat(target.model),
-          system: request.system,
-          messages: messagesOf(request),
-          allowSystemInMessages: true,
-          maxOutputTokens: request.maxTokens,
-          temperature: request.temperature,
-          maxRetries: 0,
-          abortSignal,
-        })
+        const result = await generateText(chatSettings(provider, target, request, abortSignal))
         if (result.warnings?.length) log.debug({ model: target.model, warnings: result.warnings }, 'ai warnings')
         return result.text
       })
@@ -160,18 +163,11 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
         let text = ''
         try {
           const result = await generateText({
-            model: provider.chat(target.model),
-            system: request.system,
-            messages: messagesOf(request),
-            allowSystemInMessages: true,
-            maxOutputTokens: request.maxTokens,
-            temperature: request.temperature,
+            ...chatSettings(provider, target, request, abortSignal),
             // response_format json_schema. Not strict: OpenAI's strict mode refuses optional properties, and
             // the answer is checked against the schema here anyway.
             output: Output.object({ schema: jsonSchema<unknown>(schema as object) }),
             providerOptions: { openai: { strictJsonSchema: false } },
-            maxRetries: 0,
-            abortSignal,
           })
           value = result.output
           text = result.text
