@@ -4,45 +4,13 @@ import { PASSWORD_MIN } from '../plugins/quiz/models/accounts'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { linkIn, startSmtpSink, type SmtpSink } from './support/smtp'
 import {
-  API, PASSWORD, expectDetail, expectUserResponse, expectValidation, freshIp, isVerifyMail, login, loginToken, register,
-  settle, uniqueEmail, userCount, type TokenBody, type UserBody,
+  API, PASSWORD, createAccount, expectDetail, expectUserResponse, expectValidation, freshIp, isVerifyMail, login, loginToken,
+  register, registerAdmin, settle, uniqueEmail, userCount, userRow, type Account, type UserBody,
 } from './support/quiz'
 
 
 // Each file boots real apps (and the first one migrates the PGlite template); password hashing is deliberately slow.
 setDefaultTimeout(30_000)
-
-type Role = 'admin' | 'moderator' | 'user'
-interface Account { id: number; email: string; token: string }
-
-async function userRow(t: TestApp, email: string) {
-  const [row] = await t.db.sql<{ id: number; role: string }>`select id::int as id, role from quiz.users where lower(email) = lower(${email})`
-  return row ?? null
-}
-
-/** The first registration of a fresh app: the admin. */
-async function registerAdmin(t: TestApp): Promise<Account> {
-  const email = uniqueEmail('admin')
-  const res = await register(t, email, { name: 'Admin' })
-  expect(res.status).toBe(200)
-  const token = ((await res.json()) as TokenBody).access_token
-  const me = (await (await t.get(`${API}/auth/me`, { token })).json()) as UserBody
-  expect(me.role).toBe('admin')
-  return { id: me.id, email, token }
-}
-
-/** A user created by the admin, given a role, then logged in (a role change may end earlier tokens). */
-async function createAccount(t: TestApp, admin: Account, role: Role, tag: string = role): Promise<Account> {
-  const email = uniqueEmail(tag)
-  const res = await t.post(`${API}/admin/users`, { email, password: PASSWORD, name: tag }, { token: admin.token })
-  expect(res.status).toBe(200)
-  const { id } = (await res.json()) as UserBody
-  if (role !== 'user') {
-    const changed = await t.put(`${API}/admin/users/${id}/role`, { role }, { token: admin.token })
-    expect(changed.status).toBe(200)
-  }
-  return { id, email, token: await loginToken(t, email) }
-}
 
 for (const target of databaseTargets()) {
   describe(`quiz admin: users [${target}]`, () => {

@@ -6,7 +6,7 @@ import { OPENAI_VOICES, REGENERATE_BATCH, REGENERATE_JOB_KIND, SERVER_DEFAULT_NA
 import { QUESTIONS_COLLECTION } from '../plugins/quiz/services/question-index'
 import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { API, PASSWORD, expectDetail, loginToken, register, uniqueEmail, type TokenBody, type UserBody } from './support/quiz'
+import { API, createAccount, expectDetail, registerAdmin, type Account } from './support/quiz'
 
 setDefaultTimeout(30_000)
 
@@ -15,24 +15,6 @@ interface ModelBody {
   api_key: string | null; api_base: string | null
 }
 interface Available { id: number | null; name: string; model_id: string; is_default: boolean }
-
-async function registerAdmin(t: TestApp): Promise<{ id: number; token: string }> {
-  const res = await register(t, uniqueEmail('admin'), { name: 'Admin' })
-  expect(res.status).toBe(200)
-  const token = ((await res.json()) as TokenBody).access_token
-  const me = (await (await t.get(`${API}/auth/me`, { token })).json()) as UserBody
-  expect(me.role).toBe('admin')
-  return { id: me.id, token }
-}
-
-async function createAccount(t: TestApp, adminToken: string, role: 'user' | 'moderator'): Promise<string> {
-  const email = uniqueEmail(role)
-  const res = await t.post(`${API}/admin/users`, { email, password: PASSWORD, name: role }, { token: adminToken })
-  expect(res.status).toBe(200)
-  const { id } = (await res.json()) as UserBody
-  if (role !== 'user') expect((await t.put(`${API}/admin/users/${id}/role`, { role }, { token: adminToken })).status).toBe(200)
-  return loginToken(t, email)
-}
 
 let modelSeq = 0
 const uniqueModel = (tag: string) => `${tag}-${Date.now().toString(36)}-${++modelSeq}`
@@ -64,7 +46,7 @@ for (const target of databaseTargets()) {
     let t: TestApp
     let ai: AiServer
     let other: AiServer
-    let admin: { id: number; token: string }
+    let admin: Account
     let userToken: string
     let moderatorToken: string
 
@@ -89,8 +71,8 @@ for (const target of databaseTargets()) {
       other = await startAiServer({ apiKey: 'sk-other-gateway-key-0001', models: ['other-a', 'other-b'] })
       t = await startTestApp({ target, env: { ...ai.env } })
       admin = await registerAdmin(t)
-      userToken = await createAccount(t, admin.token, 'user')
-      moderatorToken = await createAccount(t, admin.token, 'moderator')
+      userToken = (await createAccount(t, admin, 'user')).token
+      moderatorToken = (await createAccount(t, admin, 'moderator')).token
     })
     afterAll(async () => {
       await t.close()

@@ -11,45 +11,19 @@ import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import {
   makeBlankPdf, makeCorruptPdf, makeEncryptedPdf, makePdf, makeTruncatedPdf, numberedPages,
 } from './support/pdf'
-import { API, PASSWORD, expectDetail, loginToken, register, uniqueEmail, type TokenBody, type UserBody } from './support/quiz'
+import { API, createAccount, expectDetail, loginToken, registerAdmin, upload, type Account } from './support/quiz'
 
 setDefaultTimeout(60_000)
 
 // Small enough to test the limit with a small file, large enough for the 300-page PDF (about 260 kB).
 const MAX_UPLOAD_SIZE = 600_000
 
-type Role = 'admin' | 'moderator' | 'user'
-interface Account { id: number; email: string; token: string }
 interface DocumentBody {
   id: number; user_id: number; filename: string; original_filename: string; status: string
   total_pages: number; error_message: string | null; uploaded_at: string
 }
 interface StepBody { name: string; status: string; message: string; timestamp: string }
 interface SectionBody { id: number; document_id: number; name: string; start_page: number; end_page: number }
-
-async function registerAdmin(t: TestApp): Promise<Account> {
-  const email = uniqueEmail('admin')
-  const res = await register(t, email, { name: 'Admin' })
-  expect(res.status).toBe(200)
-  const token = ((await res.json()) as TokenBody).access_token
-  const me = (await (await t.get(`${API}/auth/me`, { token })).json()) as UserBody
-  return { id: me.id, email, token }
-}
-
-async function createAccount(t: TestApp, admin: Account, role: Role, tag: string = role): Promise<Account> {
-  const email = uniqueEmail(tag)
-  const res = await t.post(`${API}/admin/users`, { email, password: PASSWORD, name: tag }, { token: admin.token })
-  expect(res.status).toBe(200)
-  const { id } = (await res.json()) as UserBody
-  if (role !== 'user') expect((await t.put(`${API}/admin/users/${id}/role`, { role }, { token: admin.token })).status).toBe(200)
-  return { id, email, token: await loginToken(t, email) }
-}
-
-function upload(t: TestApp, token: string, bytes: Uint8Array<ArrayBuffer>, name = 'notes.pdf', headers: Record<string, string> = {}) {
-  const form = new FormData()
-  form.append('file', new File([bytes], name, { type: 'application/pdf' }))
-  return t.request(`${API}/documents/upload`, { method: 'POST', body: form, token, headers })
-}
 
 /** Uploads, checks the answer is the spec's `processing` DocumentResponse, and returns the document as it is now. */
 async function uploadProcessed(t: TestApp, account: Account, bytes: Uint8Array<ArrayBuffer>, name = 'notes.pdf'): Promise<DocumentBody> {

@@ -10,34 +10,15 @@ import { startAiServer, type AiServer, type ChatRequest } from './support/ai-ser
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { KNOWN, NUMBERINGS, OPTIONS, renderQuestions, type Layout } from './support/mcq-fixtures'
 import { makePdf } from './support/pdf'
-import { API, PASSWORD, expectDetail, expectValidation, loginToken, register, uniqueEmail, type TokenBody, type UserBody } from './support/quiz'
+import { API, createAccount, expectDetail, expectValidation, registerAdmin, upload, type Account } from './support/quiz'
 
 setDefaultTimeout(30_000)
 
-interface Account { id: number; email: string; token: string }
 interface JobBody { job_id: string; title: string; status: string; steps: Array<{ message: string }>; quiz_id?: number; error?: string }
 interface ListItem { job_id: string; title: string; status: string; steps_count: number; last_step: string | null; quiz_id: number | null }
 interface QuestionRow {
   id: number; question_text: string; options: string[]; correct_answer: string; explanation: string
   question_category_id: number | null; source_quiz_id: number; created_by: number; position: number
-}
-
-async function registerAdmin(t: TestApp): Promise<Account> {
-  const email = uniqueEmail('admin')
-  const res = await register(t, email, { name: 'Admin' })
-  expect(res.status).toBe(200)
-  const token = ((await res.json()) as TokenBody).access_token
-  const me = (await (await t.get(`${API}/auth/me`, { token })).json()) as UserBody
-  return { id: me.id, email, token }
-}
-
-async function createAccount(t: TestApp, admin: Account, role: 'moderator' | 'user', tag: string): Promise<Account> {
-  const email = uniqueEmail(tag)
-  const res = await t.post(`${API}/admin/users`, { email, password: PASSWORD, name: tag }, { token: admin.token })
-  expect(res.status).toBe(200)
-  const { id } = (await res.json()) as UserBody
-  if (role !== 'user') expect((await t.put(`${API}/admin/users/${id}/role`, { role }, { token: admin.token })).status).toBe(200)
-  return { id, email, token: await loginToken(t, email) }
 }
 
 /** A document in the given state with these page texts, and one section over all its pages. */
@@ -67,9 +48,7 @@ async function uploadKnownPdf(t: TestApp, moderator: Account): Promise<{ inline:
     { name: 'keyed', numbering: NUMBERINGS.q!, option: OPTIONS.lowerBoth!, answer: 'key-paren', explanation: 'before', pageLines: 18 },
   ]
   const parts = layouts.map((layout) => renderQuestions(KNOWN, layout).split(PAGE_BREAK).map((page) => page.split('\n')))
-  const form = new FormData()
-  form.append('file', new File([await makePdf(parts.flat())], 'cardiology-questions.pdf', { type: 'application/pdf' }))
-  const res = await t.request(`${API}/documents/upload`, { method: 'POST', body: form, token: moderator.token })
+  const res = await upload(t, moderator.token, await makePdf(parts.flat()), 'cardiology-questions.pdf')
   expect(res.status).toBe(200)
   const { id } = (await res.json()) as { id: number }
   const status = (await (await t.get(`${API}/documents/${id}/status`, { token: moderator.token })).json()) as { status: string; total_pages: number }

@@ -80,3 +80,40 @@ export async function loginToken(t: TestApp, email: string, password = PASSWORD)
   expect(body.token_type).toBe('bearer')
   return body.access_token
 }
+
+export type Role = 'admin' | 'moderator' | 'user'
+export interface Account { id: number; email: string; token: string }
+
+/** The user's id and role as stored, or null when no user has that email (in any letter case). */
+export async function userRow(t: TestApp, email: string) {
+  const [row] = await t.db.sql<{ id: number; role: string }>`select id::int as id, role from quiz.users where lower(email) = lower(${email})`
+  return row ?? null
+}
+
+/** The first registration of a fresh app: the admin. */
+export async function registerAdmin(t: TestApp): Promise<Account> {
+  const email = uniqueEmail('admin')
+  const res = await register(t, email, { name: 'Admin' })
+  expect(res.status).toBe(200)
+  const token = ((await res.json()) as TokenBody).access_token
+  const me = (await (await t.get(`${API}/auth/me`, { token })).json()) as UserBody
+  expect(me.role).toBe('admin')
+  return { id: me.id, email, token }
+}
+
+/** A user created by the admin, given a role, then logged in (a role change may end earlier tokens). */
+export async function createAccount(t: TestApp, admin: Account, role: Role, tag: string = role): Promise<Account> {
+  const email = uniqueEmail(tag)
+  const res = await t.post(`${API}/admin/users`, { email, password: PASSWORD, name: tag }, { token: admin.token })
+  expect(res.status).toBe(200)
+  const { id } = (await res.json()) as UserBody
+  if (role !== 'user') expect((await t.put(`${API}/admin/users/${id}/role`, { role }, { token: admin.token })).status).toBe(200)
+  return { id, email, token: await loginToken(t, email) }
+}
+
+/** POST /api/documents/upload of these bytes as a PDF file field. */
+export function upload(t: TestApp, token: string, bytes: Uint8Array<ArrayBuffer>, name = 'notes.pdf', headers: Record<string, string> = {}) {
+  const form = new FormData()
+  form.append('file', new File([bytes], name, { type: 'application/pdf' }))
+  return t.request(`${API}/documents/upload`, { method: 'POST', body: form, token, headers })
+}
