@@ -1,5 +1,6 @@
 // The plugin list the apps are built from, in migration order.
 import type { PluginDefinition } from '../src/plugin'
+import clinical from './clinical'
 import quiz from './quiz'
 
-export const plugins: PluginDefinition[] = [quiz]
+export const plugins: PluginDefinition[] = [quiz, clinical]

@@ -1,0 +1,5 @@
+// Spec 2: the clinical documentation assistant's core (accounts, sessions, security envelope, audit, ...).
+import { definePlugin } from '../../src/plugin'
+import { clinicalRoutes } from './routes'
+
+export default definePlugin({ name: 'clinical', app: 'clinical', dir: import.meta.dir, routes: clinicalRoutes })
