@@ -1,8 +1,10 @@
 // Composition root: opens the database, migrates, builds the Core, and builds the quiz app and the clinical
 // app from the plugin list. `fetch` dispatches a request to the app mounted at its path (RUNTIME.md) and is
-// the single place that measures, logs and stamps every response.
+// the single place that measures, logs and stamps every response, and applies spec 2's security envelope
+// (src/security.ts): CORS and the /api rate limit on the clinical app, the security headers on both apps.
 import { Elysia, type AnyElysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { Config } from './config'
@@ -10,7 +12,7 @@ import { clientAddress, rememberSocketAddress } from './auth/client-address'
 import { createAi } from './core/ai'
 import { createCrypto } from './core/crypto'
 import { openDb, type Db } from './core/db'
-import { errorMapper, type ServiceStyle } from './core/errors'
+import { errorMapper, reply, type ServiceStyle } from './core/errors'
 import { createJobs, type JobsOptions } from './core/jobs'
 import { createKv } from './core/kv'
 import { createLogger, type Logger } from './core/log'
@@ -22,6 +24,10 @@ import { coreSchedules } from './core/schedule'
 import { createLocalStorage } from './core/storage'
 import { openVectors } from './core/vectors'
 import type { Core, PluginDefinition, Schedule } from './plugin'
+import {
+  CLINICAL_API_RATE_RULE, STATE_CHANGING_METHODS, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight,
+  originPolicy, preflightHeaders, securityHeaders, varyOnOrigin, withScriptNonce,
+} from './security'
 import { staticAssets } from '../views/static'
 
 export const ROOT_DIR = join(import.meta.dir, '..')
@@ -100,14 +106,41 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
   const isQuizPath = (path: string) =>
     config.quizBasePath === '' ? false : path === config.quizBasePath || path.startsWith(config.quizBasePath + '/')
 
+  // spec 2, CORS and limits: the clinical app's envelope. Requests without an Origin pass; an allowed origin gets
+  // credentialed CORS headers; a disallowed one gets none, and its state-changing /api requests are refused.
+  const origins = originPolicy(config)
+  const clinicalApi = config.clinicalBasePath + '/api'
+  const clinicalGate = async (request: Request, path: string, originAllowed: boolean): Promise<Response | null> => {
+    const isApi = path === clinicalApi || path.startsWith(clinicalApi + '/')
+    if (isApi && path !== clinicalApi + '/health') { // health is exempt: load balancers poll it
+      const decision = await core.rateLimit.hit(CLINICAL_API_RATE_RULE, core.clientAddress(request))
+      if (!decision.allowed) {
+        return reply('clinical', request, 429, 'rate_limited', 'Too many requests, try again later', {
+          headers: { 'retry-after': String(decision.retryAfterS) },
+        })
+      }
+    }
+    if (isPreflight(request)) {
+      return new Response(null, { status: 204, headers: originAllowed ? preflightHeaders(request.headers.get('origin')!) : {} })
+    }
+    if (!originAllowed && isApi && STATE_CHANGING_METHODS.has(request.method)) {
+      return reply('clinical', request, 403, 'origin_not_allowed', 'Origin not allowed')
+    }
+    return null
+  }
+  const defaultCsp = contentSecurityPolicy(config)
+  const docsPath = (service: ServiceStyle) => (service === 'quiz' ? config.quizBasePath : config.clinicalBasePath) + '/docs'
+
   const serve = async (request: Request, path: string, service: ServiceStyle, server: Server<unknown> | null | undefined): Promise<Response> => {
     const started = performance.now()
     rememberSocketAddress(request, server?.requestIP(request)?.address)
     const done = core.metrics.startRequest(service, request.method)
     const app = service === 'quiz' ? quiz : clinical
+    const origin = request.headers.get('origin')
+    const originAllowed = isOriginAllowed(origin, origins, request.url)
     let response: Response
     try {
-      response = await app.handle(request)
+      response = (service === 'clinical' ? await clinicalGate(request, path, originAllowed) : null) ?? await app.handle(request)
     } catch (err) {
       log.error({ err }, 'unhandled error in request')
       response = new Response(JSON.stringify(service === 'quiz' ? { detail: 'Request failed' } : { success: false, error: 'Request failed' }), {
@@ -116,7 +149,17 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
     }
     const route = routeOf.get(request) ?? null
     done(route, response.status)
-    setStandardHeaders(response.headers)
+    // The Swagger UI page (@elysiajs/openapi) has one inline script: it runs under a per-response nonce.
+    let nonce: string | undefined
+    if (path === docsPath(service) && response.headers.get('content-type')?.startsWith('text/html')) {
+      nonce = randomBytes(16).toString('base64')
+      response = new Response(withScriptNonce(await response.text(), nonce), response)
+    }
+    setHeaders(response.headers, securityHeaders(nonce ? contentSecurityPolicy(config, nonce) : defaultCsp))
+    if (service === 'clinical') {
+      if (origin !== null && originAllowed && !response.headers.has('access-control-allow-origin')) setHeaders(response.headers, corsHeaders(origin))
+      varyOnOrigin(response.headers)
+    }
     if (log.isLevelEnabled('info') && !path.includes('/static/')) {
       log.info({
         service, method: request.method, path, route, status: response.status,
@@ -211,8 +254,7 @@ function buildApp(core: Core, style: ServiceStyle, base: string, plugins: Plugin
   return app
 }
 
-function setStandardHeaders(headers: Headers): void {
-  if (!headers.has('x-content-type-options')) headers.set('x-content-type-options', 'nosniff')
-  if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'strict-origin-when-cross-origin')
-  if (!headers.has('x-frame-options')) headers.set('x-frame-options', 'DENY')
+/** Sets each header the response does not set itself. */
+function setHeaders(headers: Headers, values: Record<string, string>): void {
+  for (const [name, value] of Object.entries(values)) if (!headers.has(name)) headers.set(name, value)
 }

@@ -33,6 +33,8 @@ export interface Config {
   encryptionKey: Uint8Array
   appUrl: string | null
   corsOrigins: string[]
+  /** Third-party script origins the Content-Security-Policy allows (spec 2, security headers). */
+  cspScriptHosts: string[]
   trustProxy: boolean
   /** The bot challenge; siteKey and scriptUrl are what browser forms need to show its widget. */
   challenge: { secretKey: string; verifyUrl: string; siteKey: string | null; scriptUrl: string } | null
@@ -54,8 +56,10 @@ export interface Config {
 type Env = Record<string, string | undefined>
 
 const DEFAULT_CHALLENGE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify'
-const DEFAULT_CHALLENGE_SCRIPT_URL = 'https://challenges.cloudflare.com/turnstile/v0/api.js'
+export const DEFAULT_CHALLENGE_SCRIPT_URL = 'https://challenges.cloudflare.com/turnstile/v0/api.js'
 const SECRETS_FILE = 'secrets.json'
+// spec 2, security headers: the content-delivery hosts and the bot-challenge host of script-src.
+const DEFAULT_CSP_SCRIPT_HOSTS = 'https://cdn.jsdelivr.net,https://unpkg.com,https://challenges.cloudflare.com'
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const problems: string[] = []
@@ -122,6 +126,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const corsOrigins = (str('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean)
   if (production && !appUrl && corsOrigins.length === 0) {
     problems.push('NODE_ENV=production needs APP_URL or CORS_ORIGINS (spec 2, CORS)')
+  }
+
+  // Each entry becomes a CSP source, so only plain http(s) origins (an optional leading `*.`) are accepted.
+  const cspScriptHosts = (str('CSP_SCRIPT_HOSTS') ?? DEFAULT_CSP_SCRIPT_HOSTS).split(',')
+    .map((h) => h.trim().replace(/\/+$/, '').toLowerCase()).filter(Boolean)
+  for (const host of cspScriptHosts) {
+    if (!/^https?:\/\/(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*(:\d{1,5})?$/.test(host)) {
+      problems.push(`CSP_SCRIPT_HOSTS entries must be http(s) origins such as https://cdn.example.org, got "${host}"`)
+    }
   }
 
   const oidcAllowInsecureIssuer = bool('OIDC_ALLOW_INSECURE_ISSUER', false)
@@ -199,6 +212,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     encryptionKey,
     appUrl,
     corsOrigins,
+    cspScriptHosts,
     trustProxy: bool('TRUST_PROXY', false),
     challenge: challengeKey
       ? { secretKey: challengeKey, verifyUrl: challengeVerifyUrl, siteKey: str('CHALLENGE_SITE_KEY'), scriptUrl: challengeScriptUrl }

@@ -63,6 +63,7 @@ describe('config defaults (RUNTIME.md)', () => {
       oidcAllowInsecureIssuer: false,
       appUrl: null,
       corsOrigins: [],
+      cspScriptHosts: ['https://cdn.jsdelivr.net', 'https://unpkg.com', 'https://challenges.cloudflare.com'],
     })
     expect(config.mail.transport).toBe('log')
     expect(config.ai).toEqual({ baseUrl: null, apiKey: null, defaultModel: null, embeddingModel: null, sttModel: null, ttsModel: null })
@@ -93,6 +94,7 @@ describe('config defaults (RUNTIME.md)', () => {
       WORKERS: '0',
       TRUST_PROXY: 'true',
       CORS_ORIGINS: 'https://a.example, https://b.example/',
+      CSP_SCRIPT_HOSTS: 'https://cdn.example.org/, https://*.Challenge.example:8443',
       CHALLENGE_SECRET_KEY: 'challenge',
       AI_BASE_URL: 'http://127.0.0.1:4000/v1/',
       EMBEDDING_MODEL: 'text-embedding-3-small',
@@ -109,6 +111,7 @@ describe('config defaults (RUNTIME.md)', () => {
       workers: 0,
       trustProxy: true,
       corsOrigins: ['https://a.example', 'https://b.example'],
+      cspScriptHosts: ['https://cdn.example.org', 'https://*.challenge.example:8443'],
     })
     expect(config.challenge?.secretKey).toBe('challenge')
     expect(config.ai.baseUrl).toBe('http://127.0.0.1:4000/v1')
@@ -195,6 +198,7 @@ describe('invalid values are refused with the variable named', () => {
     ['AI_BASE_URL', { AI_BASE_URL: 'not a url' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
     ['QUIZ_PORT', { QUIZ_PORT: 'x' }],
+    ['CSP_SCRIPT_HOSTS', { CSP_SCRIPT_HOSTS: "https://cdn.example.org 'unsafe-inline'" }],
   ]
   for (const [name, env] of cases) {
     it(`${name}=${Object.values(env)[0]}`, () => {
