@@ -12,18 +12,9 @@ import {
 import { Fragment, openDb, type Db } from '../src/core/db'
 import type { Logger } from '../src/core/log'
 import { databaseTargets, freshServerDatabase, startTestApp, type TestApp } from './support/app'
+import { waitFor } from './support/wait'
 
 const silent = pino({ level: 'silent' })
-
-async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 5_000): Promise<T> {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(10)
-  }
-}
 
 /** Each test writes its own action value, so rows never cross between tests. */
 const uniqueAction = (name: string) => `test_${name}_${crypto.randomUUID().slice(0, 8)}`

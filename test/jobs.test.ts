@@ -5,22 +5,13 @@ import type { Db } from '../src/core/db'
 import { createJobs, JobCancelled, type JobHandler, type JobRecord, type Jobs, type JobsOptions } from '../src/core/jobs'
 import { createLogger } from '../src/core/log'
 import { databaseTargets, openCoreDb } from './support/app'
+import { waitFor } from './support/wait'
 
 const log = createLogger(process.env.LOG_LEVEL ?? 'silent')
 const SERVICE = 'test'
 
 /** Each test registers its own job kind, so claims never cross between tests. */
 const uniqueKind = (name: string) => `test.${name}.${crypto.randomUUID().slice(0, 8)}`
-
-async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 5_000): Promise<T> {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(10)
-  }
-}
 
 for (const target of databaseTargets()) {
   describe(`jobs [${target}]`, () => {
