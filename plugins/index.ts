@@ -1,6 +1,7 @@
 // The plugin list the apps are built from, in migration order.
 import type { PluginDefinition } from '../src/plugin'
+import admin from './admin'
 import clinical from './clinical'
 import quiz from './quiz'
 
-export const plugins: PluginDefinition[] = [quiz, clinical]
+export const plugins: PluginDefinition[] = [quiz, clinical, admin]

@@ -276,3 +276,11 @@ export function createAuditWriter(
   core.onShutdown(close)
   return { write, flush, close }
 }
+
+const writers = new WeakMap<Core, AuditWriter>()
+/** The one audit writer of a Core: every clinical-family plugin writes through it; shutdown drains it. */
+export function auditLog(core: Core): AuditWriter {
+  let writer = writers.get(core)
+  if (!writer) writers.set(core, (writer = createAuditWriter(core)))
+  return writer
+}

@@ -1,0 +1,7 @@
+import { Elysia } from 'elysia'
+import type { Core } from '../../../src/plugin'
+
+export const twoFactorRoutes = (core: Core) => {
+  void core
+  return new Elysia()
+}

@@ -1,0 +1,345 @@
+// Spec 2, Authentication and accounts: register, email verification, login with its rules, password reset and
+// change, logout and the profile. Plain functions over the core services; nothing here knows about HTTP beyond
+// the Request a session is started for.
+import { verifyChallenge } from '../../../src/auth/challenge'
+import { signToken, verifyToken } from '../../../src/auth/jwt'
+import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
+import { randomToken, sha256Hex } from '../../../src/core/crypto'
+import { isUniqueViolation, rawSql } from '../../../src/core/db'
+import { HttpError } from '../../../src/core/errors'
+import type { RateRule } from '../../../src/core/ratelimit'
+import type { Core } from '../../../src/plugin'
+import { auditLog } from '../audit'
+import type { ProfileUser, RegisterBody, SessionUser } from '../models/accounts'
+import { oidcSettings, registrationEnabled } from './app-config'
+import { endSession, endUserSessions, startSession, toClinicalUser, toSessionUser, USER_COLUMNS, type ClinicalUserRow, type StartedSession } from './sessions'
+import { verifyLoginCode } from './two-factor'
+
+export const VERIFY_TOKEN_LIFETIME_S = 24 * 3600
+export const RESET_TOKEN_LIFETIME_S = 3600
+/** The pending second step of a page sign-in: password checked, code still needed. */
+export const TWO_FACTOR_PENDING_LIFETIME_S = 5 * 60
+const TWO_FACTOR_PENDING_AUDIENCE = 'clinical-2fa-pending'
+
+// spec 2, limits (per client address)
+export const LOGIN_RULE: RateRule = { name: 'clinical.login', limit: 10, windowS: 15 * 60, message: 'Too many login attempts, try again later' }
+export const REGISTER_RULE: RateRule = { name: 'clinical.register', limit: 5, windowS: 3600, message: 'Too many registrations from this address, try again later' }
+export const FORGOT_PASSWORD_RULE: RateRule = { name: 'clinical.forgot-password', limit: 5, windowS: 3600, message: 'Too many password reset requests, try again later' }
+export const RESEND_VERIFICATION_RULE: RateRule = { name: 'clinical.resend-verification', limit: 3, windowS: 15 * 60, message: 'Too many verification emails requested, try again later' }
+/** change-password, setup-2fa, verify-2fa, disable-2fa (and the backup-code routes, which also take a password). */
+export const ACCOUNT_SECURITY_RULE: RateRule = { name: 'clinical.account-security', limit: 20, windowS: 15 * 60, message: 'Too many attempts, try again later' }
+
+export const MESSAGES = {
+  verificationSent: 'Registration successful. Check your email for a verification link.',
+  registered: 'Registration successful. You are signed in.',
+  resend: 'If that address has an account waiting for verification, a new verification email has been sent.',
+  forgot: 'If an account exists for that address, a password reset email has been sent.',
+  invalidCredentials: 'Invalid credentials',
+  notVerified: 'Email not verified',
+  invalidToken: 'This link is invalid or has expired',
+  invalidCode: 'Invalid two-factor code',
+  ssoPassword: 'This account signs in through single sign-on: its password is managed by your identity provider',
+  localAuthDisabled: 'Password sign-in is disabled: use single sign-on',
+}
+
+export const normaliseEmail = (email: string) => email.trim().toLowerCase()
+
+/** Links in mails use APP_URL, never the request's Host header (which a client controls). */
+export function appLink(core: Core, path: string, token: string): string {
+  const origin = core.config.appUrl ?? `http://localhost:${core.config.port}`
+  return `${origin}${core.config.clinicalBasePath}${path}?token=${encodeURIComponent(token)}`
+}
+
+/** Runs mail work after the response: the caller's answer must not depend on whether (or how fast) it happens. */
+function inBackground(core: Core, what: string, work: () => Promise<void>) {
+  void work().catch((err) => core.log.error({ err }, `${what} failed`))
+}
+
+// ---- password strength ----------------------------------------------------------------------------------
+
+const COMMON_PASSWORDS = new Set([
+  'password', 'password1', 'password123', '12345678', '123456789', '1234567890', 'qwertyuiop', 'qwerty123', 'iloveyou',
+  'letmein1', 'welcome1', 'admin123', 'abc12345', 'football', 'baseball', 'sunshine', 'princess', 'passw0rd', '11111111',
+  'changeme', 'trustno1', 'starwars', 'whatever', 'superman', 'master12', 'hospital', 'clinic123', 'doctor123', 'nurse123',
+])
+export const STRONG_PASSWORD_LENGTH = 12
+
+/** A warning for a password that is allowed but weak, or undefined (spec 2, reset-password `passwordWarning`). */
+export function passwordWarning(password: string, context: { email?: string; name?: string } = {}): string | undefined {
+  const lower = password.toLowerCase()
+  const local = context.email?.split('@')[0]?.toLowerCase()
+  if (COMMON_PASSWORDS.has(lower)) return 'This password is one of the most common passwords; choose a less predictable one.'
+  if (local && local.length >= 3 && lower.includes(local)) return 'This password contains your email address; choose one that does not.'
+  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(password)).length
+  if (password.length < STRONG_PASSWORD_LENGTH && classes < 3) {
+    return `This password is weak: use at least ${STRONG_PASSWORD_LENGTH} characters, or mix upper and lower case, digits and symbols.`
+  }
+  if (new Set(password).size <= 3) return 'This password repeats few characters; choose a less predictable one.'
+  return undefined
+}
+
+// ---- one-time tokens ------------------------------------------------------------------------------------
+
+type TokenPurpose = 'verify_email' | 'reset_password'
+
+async function createOneTimeToken(core: Core, userId: number, purpose: TokenPurpose, lifetimeS: number) {
+  const token = randomToken(32)
+  const expiresAt = new Date(core.now() + lifetimeS * 1000).toISOString()
+  await core.db.sql`
+    insert into clinical.auth_tokens (token_hash, user_id, purpose, expires_at)
+    values (${sha256Hex(token)}, ${userId}, ${purpose}, ${expiresAt})`
+  return token
+}
+
+/** Marks a one-time token used and returns its user, or throws 400: unknown, expired and used tokens alike. */
+async function consumeOneTimeToken(core: Core, token: string, purpose: TokenPurpose): Promise<number> {
+  const now = new Date(core.now()).toISOString()
+  const [row] = await core.db.sql<{ user_id: number }>`
+    update clinical.auth_tokens set used_at = ${now}
+    where token_hash = ${sha256Hex(token)} and purpose = ${purpose} and used_at is null and expires_at > ${now}
+    returning user_id`
+  if (!row) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
+  return row.user_id
+}
+
+async function sendVerificationMail(core: Core, user: { id: number; email: string; name: string }) {
+  const token = await createOneTimeToken(core, user.id, 'verify_email', VERIFY_TOKEN_LIFETIME_S)
+  const link = appLink(core, '/api/auth/verify-email', token)
+  await core.mail.send({
+    to: user.email,
+    subject: 'Confirm your email address',
+    text: `Hello ${user.name},\n\nConfirm your email address to finish signing up:\n\n${link}\n\nThe link is valid for 24 hours. If you did not sign up, ignore this message.\n`,
+  })
+}
+
+// ---- register -------------------------------------------------------------------------------------------
+
+export type RegisterResult =
+  | { success: true; needsVerification: true; message: string }
+  | ({ success: true; needsVerification: false; message: string; token: string; sessionId: string; user: SessionUser } & { cookie: string | null })
+
+/**
+ * The first user becomes admin, verified and signed in. Later users: with mail sending configured the account
+ * waits for its email link; without mail it is verified and signed in at once (spec 3, User account).
+ */
+export async function register(core: Core, input: RegisterBody, request: Request): Promise<RegisterResult> {
+  const ip = core.clientAddress(request)
+  await core.rateLimit.consume(REGISTER_RULE, ip)
+  await verifyChallenge(core.config.challenge, input.challengeToken, ip)
+  const email = normaliseEmail(input.email)
+  const name = input.name.trim()
+  if (!name) throw HttpError.badRequest('invalid_name', 'Name must not be empty', { name: 'Name must not be empty' })
+  const [enabled, oidc] = await Promise.all([registrationEnabled(core), oidcSettings(core)])
+  const passwordHash = await hashPassword(input.password)
+  let created: ClinicalUserRow
+  try {
+    created = await core.db.transaction(async (tx) => {
+      // Serialise registrations so two concurrent first sign-ups cannot both become admin.
+      await tx.sql`select pg_advisory_xact_lock(hashtext('clinical.users.register'))`
+      const [count] = await tx.sql<{ n: number }>`select count(*)::int as n from clinical.users`
+      const first = count!.n === 0
+      // The first account is always allowed: it is how a fresh installation gets its admin.
+      if (!first && !enabled) throw HttpError.forbidden('registration_disabled', 'Registration is disabled')
+      if (!first && oidc.disableLocalAuth) throw HttpError.forbidden('local_auth_disabled', MESSAGES.localAuthDisabled)
+      const verified = first || !core.mail.configured
+      const [row] = await tx.sql<ClinicalUserRow>`
+        insert into clinical.users (name, email, password_hash, role, email_verified)
+        values (${name}, ${email}, ${passwordHash}, ${first ? 'admin' : 'user'}, ${verified})
+        returning ${rawColumns}`
+      return row!
+    })
+  } catch (err) {
+    if (isUniqueViolation(err)) throw HttpError.conflict('email_taken', 'Email already registered')
+    throw err
+  }
+  auditLog(core).write({ action: 'register', userId: created.id, ip, details: { role: created.role, verified: created.email_verified } })
+  if (!created.email_verified) {
+    // In the background: a slow or unreachable mail server must not fail a registration that is already stored
+    // (the user can ask for the mail again with resend-verification).
+    inBackground(core, 'verification mail', () => sendVerificationMail(core, created))
+    return { success: true, needsVerification: true, message: MESSAGES.verificationSent }
+  }
+  const session = await signedIn(core, created, request, 'register')
+  return { success: true, needsVerification: false, message: MESSAGES.registered, ...session }
+}
+
+const rawColumns = rawSql(USER_COLUMNS)
+
+// ---- login ----------------------------------------------------------------------------------------------
+
+export interface LoginInput {
+  email: string
+  password: string
+  totpCode?: string
+  backupCode?: string
+}
+
+export type LoginResult =
+  | { kind: 'signed_in'; token: string; sessionId: string; user: SessionUser; cookie: string | null }
+  | { kind: 'requires_2fa'; pendingToken: string }
+
+/**
+ * spec 2, login rules: unknown email, wrong password and disabled account all answer `Invalid credentials`
+ * (401), an unknown email after a dummy-hash comparison so the timing matches; an unverified account answers
+ * `Email not verified` (403), only after its password matched. With 2FA on and no code: requires2FA.
+ * The login rate limit is the caller's (routes), so the pages' second step counts against it too.
+ */
+export async function login(core: Core, input: LoginInput, request: Request): Promise<LoginResult> {
+  const ip = core.clientAddress(request)
+  const email = normaliseEmail(input.email)
+  const [user] = await core.db.sql<ClinicalUserRow & { password_hash: string }>`
+    select ${rawColumns}, password_hash from clinical.users where lower(email) = ${email}`
+  const fail = (reason: string, action: 'login_failed' | 'login_blocked' = 'login_failed') => {
+    auditLog(core).write({ action, userId: user?.id ?? null, ip, details: { reason, email } })
+    return HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
+  }
+  if (!user) {
+    await verifyDummyPassword(input.password)
+    throw fail('unknown_email')
+  }
+  if (!(await verifyPassword(input.password, user.password_hash))) throw fail('wrong_password')
+  if (user.disabled) throw fail('disabled', 'login_blocked')
+  if (!user.email_verified) {
+    auditLog(core).write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'email_not_verified' } })
+    throw HttpError.forbidden('email_not_verified', MESSAGES.notVerified)
+  }
+  if (user.role !== 'admin' && (await oidcSettings(core)).disableLocalAuth) {
+    auditLog(core).write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'local_auth_disabled' } })
+    throw HttpError.forbidden('local_auth_disabled', MESSAGES.localAuthDisabled)
+  }
+  if (needsRehash(user.password_hash)) {
+    await core.db.sql`update clinical.users set password_hash = ${await hashPassword(input.password)} where id = ${user.id}`
+  }
+  if (user.totp_enabled) {
+    if (!input.totpCode?.trim() && !input.backupCode?.trim()) {
+      return { kind: 'requires_2fa', pendingToken: await pendingTwoFactorToken(core, user.id) }
+    }
+    await secondFactor(core, user.id, input, ip)
+  }
+  return { kind: 'signed_in', ...(await signedIn(core, user, request, 'login')) }
+}
+
+async function secondFactor(core: Core, userId: number, input: Pick<LoginInput, 'totpCode' | 'backupCode'>, ip: string) {
+  if (!(await verifyLoginCode(core, userId, input, ip))) {
+    auditLog(core).write({ action: 'login_failed', userId, ip, details: { reason: 'invalid_2fa_code' } })
+    throw HttpError.unauthorized('invalid_2fa_code', MESSAGES.invalidCode)
+  }
+}
+
+function pendingTwoFactorToken(core: Core, userId: number): Promise<string> {
+  return signToken(core.config.jwtSecret, TWO_FACTOR_PENDING_AUDIENCE, { sub: String(userId) }, TWO_FACTOR_PENDING_LIFETIME_S, core.now())
+}
+
+/** The second step of a page sign-in: the pending token of the first step plus a TOTP or backup code. */
+export async function completeTwoFactorLogin(core: Core, pendingToken: string, code: string, request: Request) {
+  const claims = await verifyToken(core.config.jwtSecret, TWO_FACTOR_PENDING_AUDIENCE, pendingToken, core.now())
+  const userId = Number(claims?.sub)
+  if (!claims || !Number.isSafeInteger(userId)) throw HttpError.unauthorized('sign_in_expired', 'The sign-in expired: enter your email and password again')
+  const [user] = await core.db.sql<ClinicalUserRow>`select ${rawColumns} from clinical.users where id = ${userId}`
+  if (!user || user.disabled) throw HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
+  await secondFactor(core, user.id, { totpCode: code }, core.clientAddress(request))
+  return signedIn(core, user, request, 'login')
+}
+
+/** Starts the session of a successful sign-in, records last_login and the audit entry. */
+export async function signedIn(core: Core, user: ClinicalUserRow, request: Request, action: 'login' | 'login_oidc' | 'register'): Promise<StartedSession & { user: SessionUser }> {
+  const session = await startSession(core, user.id, request)
+  await core.db.sql`update clinical.users set last_login = ${new Date(core.now()).toISOString()} where id = ${user.id}`
+  if (action !== 'register') {
+    auditLog(core).write({ action, userId: user.id, ip: core.clientAddress(request), details: { client: session.client, sessionId: session.sessionId } })
+  }
+  return { ...session, user: toSessionUser(user) }
+}
+
+// ---- email verification ---------------------------------------------------------------------------------
+
+export async function verifyEmail(core: Core, token: string, ip: string): Promise<void> {
+  const userId = await consumeOneTimeToken(core, token, 'verify_email')
+  await core.db.sql`update clinical.users set email_verified = true where id = ${userId}`
+  auditLog(core).write({ action: 'email_verified', userId, ip })
+}
+
+export async function resendVerification(core: Core, email: string, ip: string): Promise<string> {
+  await core.rateLimit.consume(RESEND_VERIFICATION_RULE, ip)
+  const address = normaliseEmail(email)
+  inBackground(core, 'verification mail', async () => {
+    const [user] = await core.db.sql<ClinicalUserRow>`
+      select ${rawColumns} from clinical.users where lower(email) = ${address} and not email_verified and not disabled`
+    if (user) await sendVerificationMail(core, user)
+  })
+  return MESSAGES.resend
+}
+
+// ---- passwords ------------------------------------------------------------------------------------------
+
+export async function forgotPassword(core: Core, email: string, challengeToken: string | null | undefined, ip: string): Promise<string> {
+  await core.rateLimit.consume(FORGOT_PASSWORD_RULE, ip)
+  await verifyChallenge(core.config.challenge, challengeToken, ip)
+  const address = normaliseEmail(email)
+  inBackground(core, 'password reset mail', async () => {
+    const [user] = await core.db.sql<ClinicalUserRow>`
+      select ${rawColumns} from clinical.users where lower(email) = ${address} and can_local_auth and not disabled`
+    if (!user) return
+    const token = await createOneTimeToken(core, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S)
+    const link = appLink(core, '/reset-password', token)
+    await core.mail.send({
+      to: user.email,
+      subject: 'Reset your password',
+      text: `Hello ${user.name},\n\nSomeone asked to reset the password of your account. To choose a new one, open:\n\n${link}\n\nThe link is valid for 1 hour and works once. If it was not you, ignore this message: your password stays as it is.\n`,
+    })
+  })
+  return MESSAGES.forgot
+}
+
+/** Sets the new password, verifies the address (the mail reached it) and ends every session of the user. */
+export async function resetPassword(core: Core, token: string, newPassword: string, ip: string): Promise<{ passwordWarning?: string }> {
+  const passwordHash = await hashPassword(newPassword)
+  const user = await core.db.transaction(async (tx) => {
+    const userId = await consumeOneTimeToken({ ...core, db: tx }, token, 'reset_password')
+    const [row] = await tx.sql<{ id: number; email: string; name: string }>`
+      update clinical.users set password_hash = ${passwordHash}, email_verified = true
+      where id = ${userId} and can_local_auth returning id, email, name`
+    if (!row) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
+    await tx.sql`
+      update clinical.auth_tokens set used_at = ${new Date(core.now()).toISOString()}
+      where user_id = ${userId} and purpose = 'reset_password' and used_at is null`
+    await tx.sql`delete from clinical.user_sessions where user_id = ${userId}`
+    return row
+  })
+  auditLog(core).write({ action: 'password_reset', userId: user.id, ip })
+  const warning = passwordWarning(newPassword, user)
+  return warning ? { passwordWarning: warning } : {}
+}
+
+/** Needs the current password; SSO accounts are refused; every other session of the user ends. */
+export async function changePassword(
+  core: Core, user: { id: number; canLocalAuth: boolean }, currentToken: string,
+  input: { currentPassword: string; newPassword: string }, ip: string,
+): Promise<{ passwordWarning?: string }> {
+  if (!user.canLocalAuth) throw HttpError.badRequest('sso_account', MESSAGES.ssoPassword)
+  const [row] = await core.db.sql<{ password_hash: string; email: string; name: string }>`
+    select password_hash, email, name from clinical.users where id = ${user.id}`
+  if (!row || !(await verifyPassword(input.currentPassword, row.password_hash))) {
+    throw HttpError.badRequest('current_password_incorrect', 'Current password is incorrect', { currentPassword: 'Current password is incorrect' })
+  }
+  await core.db.sql`update clinical.users set password_hash = ${await hashPassword(input.newPassword)} where id = ${user.id}`
+  await endUserSessions(core, user.id, currentToken)
+  auditLog(core).write({ action: 'password_changed', userId: user.id, ip })
+  const warning = passwordWarning(input.newPassword, row)
+  return warning ? { passwordWarning: warning } : {}
+}
+
+// ---- logout and profile ---------------------------------------------------------------------------------
+
+export async function logout(core: Core, token: string | null, ip: string): Promise<void> {
+  if (!token) return
+  const ended = await endSession(core, token)
+  if (ended) auditLog(core).write({ action: 'logout', userId: ended.userId, ip })
+}
+
+export async function profile(core: Core, userId: number): Promise<ProfileUser> {
+  const [row] = await core.db.sql<ClinicalUserRow>`select ${rawColumns} from clinical.users where id = ${userId}`
+  if (!row) throw HttpError.unauthorized('not_authenticated', 'Not authenticated')
+  const { disabled: _, ...user } = toClinicalUser(row)
+  return user
+}

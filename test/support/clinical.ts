@@ -1,0 +1,69 @@
+// Helpers of the clinical service's tests: accounts made directly in the database (fast, any state), sign-in
+// through the real API, and the client headers of the two token transports.
+import { expect } from 'bun:test'
+import { hashPassword } from '../../src/auth/password'
+import type { TestApp } from './app'
+
+export { freshIp, settle, uniqueEmail } from './quiz'
+
+export const CLINICAL_PASSWORD = 'Correct-horse-battery-9'
+/** Request headers of a browser (cookie transport) and of the mobile app (Bearer transport). */
+export const WEB = { 'x-client': 'web' } as const
+export const MOBILE = { 'x-client': 'mobile' } as const
+
+export interface SignedIn {
+  token: string
+  sessionId: string
+  user: { id: number; name: string; email: string; role: string; totp_enabled: boolean; email_verified: boolean }
+  /** The app_auth cookie value (web sign-ins), or null. */
+  cookie: string | null
+}
+
+let hashed: Promise<string> | null = null
+export interface UserSpec {
+  email: string
+  name?: string
+  role?: 'admin' | 'moderator' | 'user'
+  verified?: boolean
+  disabled?: boolean
+  /** A password other than CLINICAL_PASSWORD, or a stored hash as is (`hash:`). */
+  password?: string
+}
+
+/** Inserts a user straight into clinical.users; returns its id. */
+export async function insertUser(app: TestApp, spec: UserSpec): Promise<number> {
+  hashed ??= hashPassword(CLINICAL_PASSWORD)
+  const hash = spec.password?.startsWith('hash:') ? spec.password.slice(5) : spec.password ? await hashPassword(spec.password) : await hashed
+  const [row] = await app.db.sql<{ id: number }>`
+    insert into clinical.users (name, email, password_hash, role, email_verified, disabled)
+    values (${spec.name ?? 'Test User'}, ${spec.email.toLowerCase()}, ${hash}, ${spec.role ?? 'user'}, ${spec.verified ?? true}, ${spec.disabled ?? false})
+    returning id`
+  return row!.id
+}
+
+/** Signs in through POST /api/auth/login; fails the test unless it succeeds. */
+export async function signIn(app: TestApp, email: string, opts: { password?: string; headers?: Record<string, string>; ip?: string; totpCode?: string } = {}): Promise<SignedIn> {
+  const res = await app.post('/api/auth/login', {
+    email, password: opts.password ?? CLINICAL_PASSWORD, ...(opts.totpCode ? { totpCode: opts.totpCode } : {}),
+  }, { headers: opts.headers ?? MOBILE, ip: opts.ip })
+  const body = (await res.json()) as SignedIn & { success: boolean }
+  expect(res.status, JSON.stringify(body)).toBe(200)
+  expect(body.success).toBe(true)
+  return { token: body.token, sessionId: body.sessionId, user: body.user, cookie: cookieValue(res) }
+}
+
+/** The app_auth value a response sets ('' when it clears it), or null when it does not touch the cookie. */
+export function cookieValue(res: Response): string | null {
+  const header = res.headers.getSetCookie().find((c) => c.startsWith('app_auth='))
+  return header === undefined ? null : header.slice('app_auth='.length).split(';')[0]!
+}
+
+/** A Cookie header carrying the session cookie. */
+export const withCookie = (token: string, extra: Record<string, string> = {}) => ({ cookie: `app_auth=${token}`, ...WEB, ...extra })
+
+/** A user of the given role with a signed-in mobile session. */
+export async function userWithSession(app: TestApp, role: UserSpec['role'] = 'user', tag = role ?? 'user'): Promise<SignedIn & { email: string }> {
+  const email = `${tag}-${crypto.randomUUID().slice(0, 8)}@example.test`
+  await insertUser(app, { email, role })
+  return { ...(await signIn(app, email, { ip: `10.66.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}` })), email }
+}
