@@ -12,7 +12,7 @@ import type { Core } from '../../../src/plugin'
 import { auditLog } from '../audit'
 import type { ProfileUser, RegisterBody, SessionUser } from '../models/accounts'
 import { oidcSettings, registrationEnabled } from './app-config'
-import { endSession, endUserSessions, startSession, toClinicalUser, toSessionUser, USER_COLUMNS, type ClinicalUserRow, type StartedSession } from './sessions'
+import { endSession, endUserSessions, startSession, toClinicalUser, toSessionUser, USER_COLUMNS, type ClientKind, type ClinicalUserRow, type StartedSession } from './sessions'
 import { verifyLoginCode } from './two-factor'
 
 export const VERIFY_TOKEN_LIFETIME_S = 24 * 3600
@@ -242,8 +242,10 @@ export async function completeTwoFactorLogin(core: Core, pendingToken: string, c
 }
 
 /** Starts the session of a successful sign-in, records last_login and the audit entry. */
-export async function signedIn(core: Core, user: ClinicalUserRow, request: Request, action: 'login' | 'login_oidc' | 'register'): Promise<StartedSession & { user: SessionUser }> {
-  const session = await startSession(core, user.id, request)
+export async function signedIn(
+  core: Core, user: ClinicalUserRow, request: Request, action: 'login' | 'login_oidc' | 'register', client?: ClientKind,
+): Promise<StartedSession & { user: SessionUser }> {
+  const session = await startSession(core, user.id, request, client)
   await core.db.sql`update clinical.users set last_login = ${new Date(core.now()).toISOString()} where id = ${user.id}`
   if (action !== 'register') {
     auditLog(core).write({ action, userId: user.id, ip: core.clientAddress(request), details: { client: session.client, sessionId: session.sessionId } })
