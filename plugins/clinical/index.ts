@@ -1,5 +1,16 @@
 // Spec 2: the clinical documentation assistant's core (accounts, sessions, security envelope, audit, ...).
 import { definePlugin } from '../../src/plugin'
 import { clinicalRoutes } from './routes/index'
+import { sweepAuthTokens, sweepSessions } from './services/sessions'
 
-export default definePlugin({ name: 'clinical', app: 'clinical', dir: import.meta.dir, routes: clinicalRoutes })
+export default definePlugin({
+  name: 'clinical',
+  app: 'clinical',
+  dir: import.meta.dir,
+  routes: clinicalRoutes,
+  schedules: [
+    // Expired session rows and spent one-time tokens: nothing reads them, so they go.
+    { name: 'clinical.sessions.sweep', cron: '0 23 * * * *', run: async (core) => void (await sweepSessions(core)) },
+    { name: 'clinical.auth-tokens.sweep', cron: '0 41 * * * *', run: async (core) => void (await sweepAuthTokens(core)) },
+  ],
+})

@@ -182,3 +182,42 @@ export async function sweepSessions(core: Core): Promise<number> {
   const rows = await core.db.sql`delete from clinical.user_sessions where expires_at < ${new Date(core.now()).toISOString()} returning id`
   return rows.length
 }
+
+/** Deletes one-time tokens (verification, reset) that expired or were used more than a day ago. */
+export async function sweepAuthTokens(core: Core): Promise<number> {
+  const dayAgo = new Date(core.now() - 24 * 3600 * 1000).toISOString()
+  const rows = await core.db.sql`
+    delete from clinical.auth_tokens where expires_at < ${dayAgo} or used_at < ${dayAgo} returning user_id`
+  return rows.length
+}
+
+export interface SessionListing {
+  id: string
+  client: ClientKind
+  ip_address: string | null
+  device_label: string | null
+  created_at: string
+  last_activity: string
+  current: boolean
+}
+
+/** The user's sessions, most recently active first; `current` marks the caller's own. */
+export async function listSessions(core: Core, userId: number, currentSessionId: string | null): Promise<SessionListing[]> {
+  const rows = await core.db.sql<Omit<SessionListing, 'current' | 'created_at' | 'last_activity'> & { created_at: Date | string; last_activity: Date | string }>`
+    select id::text as id, client, ip_address, device_label, created_at, last_activity
+    from clinical.user_sessions where user_id = ${userId} and expires_at > ${new Date(core.now()).toISOString()}
+    order by last_activity desc`
+  return rows.map((r) => ({
+    ...r,
+    created_at: new Date(r.created_at).toISOString(),
+    last_activity: new Date(r.last_activity).toISOString(),
+    current: r.id === currentSessionId,
+  }))
+}
+
+/** Ends one of the user's own sessions by its id (signing out another device). False when it is not theirs. */
+export async function endSessionById(core: Core, userId: number, sessionId: string): Promise<boolean> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId)) return false
+  const rows = await core.db.sql`delete from clinical.user_sessions where id = ${sessionId}::uuid and user_id = ${userId} returning id`
+  return rows.length === 1
+}
