@@ -8,6 +8,8 @@ export interface LayoutProps {
   brand: string
   nav?: JSX.Element
   flash?: { kind: 'ok' | 'error'; text: string } | null
+  /** Further scripts of the page, by file name under `{base}/static/` (loaded after app.js, deferred). */
+  scripts?: string[]
 }
 
 // htmx 2 swaps 4xx/5xx nothing by default; 422 (a form re-rendered with its messages) must swap.
@@ -21,7 +23,7 @@ const HTMX_CONFIG = JSON.stringify({
   historyCacheSize: 0,
 })
 
-export const Layout = ({ title, base, brand, nav, flash, children }: PropsWithChildren<LayoutProps>) => (
+export const Layout = ({ title, base, brand, nav, flash, scripts, children }: PropsWithChildren<LayoutProps>) => (
   <>
     {'<!doctype html>'}
     <html lang="en">
@@ -34,6 +36,7 @@ export const Layout = ({ title, base, brand, nav, flash, children }: PropsWithCh
         <link rel="stylesheet" href={`${base}/static/app.css`} />
         <script src={`${base}/static/htmx.min.js`} defer></script>
         <script src={`${base}/static/app.js`} defer></script>
+        {scripts?.map((file) => <script src={`${base}/static/${file}`} defer></script>)}
       </head>
       <body hx-boost="true">
         <header class="site">

@@ -1,5 +1,5 @@
 // Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN),
-// and the house stylesheet.
+// the house stylesheet and the page scripts (clinical.js: the clinical pages' sign-out across tabs).
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 
@@ -10,6 +10,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'app.css': { file: join(import.meta.dir, 'static', 'app.css'), type: 'text/css; charset=utf-8' },
   'favicon.svg': { file: join(import.meta.dir, 'static', 'favicon.svg'), type: 'image/svg+xml' },
   'app.js': { file: join(import.meta.dir, 'static', 'app.js'), type: 'text/javascript; charset=utf-8' },
+  'clinical.js': { file: join(import.meta.dir, 'static', 'clinical.js'), type: 'text/javascript; charset=utf-8' },
   'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
   'swagger/swagger-ui.css': { file: moduleFile('swagger-ui-dist/swagger-ui.css'), type: 'text/css; charset=utf-8' },
 }
