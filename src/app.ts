@@ -25,7 +25,7 @@ import { createLocalStorage } from './core/storage'
 import { openVectors } from './core/vectors'
 import type { Core, PluginDefinition, Schedule } from './plugin'
 import {
-  CLINICAL_API_RATE_RULE, STATE_CHANGING_METHODS, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight,
+  CLINICAL_API_RATE_RULE, STATE_CHANGING_METHODS, bodyLimit, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight,
   originPolicy, preflightHeaders, securityHeaders, varyOnOrigin, withScriptNonce,
 } from './security'
 import { staticAssets } from '../views/static'
@@ -125,6 +125,11 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
     }
     if (!originAllowed && isApi && STATE_CHANGING_METHODS.has(request.method)) {
       return reply('clinical', request, 403, 'origin_not_allowed', 'Origin not allowed')
+    }
+    const declared = Number(request.headers.get('content-length') ?? 0)
+    const limit = isApi && declared > 0 ? bodyLimit(path.slice(clinicalApi.length), request.headers.get('content-type')) : null
+    if (limit !== null && declared > limit) {
+      return reply('clinical', request, 413, 'body_too_large', `Request body too large: at most ${limit} bytes here`)
     }
     return null
   }

@@ -10,6 +10,21 @@ import type { RateRule } from './core/ratelimit'
 /** spec 2, limits: all `/api/*` requests, per client address. `/api/health` is exempt (load balancers poll it). */
 export const CLINICAL_API_RATE_RULE: RateRule = { name: 'clinical.api', limit: 200, windowS: 60 }
 
+/**
+ * Declared body sizes the clinical API refuses with 413 before reading: the account routes take a few short
+ * strings; other JSON and form bodies (transcripts, notes, markdown) stay under 2 MiB. Multipart uploads have
+ * their own per-route limits (spec 2: 25 MB transcription, 10 MB documents).
+ */
+export const AUTH_BODY_LIMIT = 64 * 1024
+export const JSON_BODY_LIMIT = 2 * 1024 * 1024
+
+/** The 413 limit for a clinical API request's declared body, or null when the route checks its own. */
+export function bodyLimit(apiPath: string, contentType: string | null): number | null {
+  if (apiPath.startsWith('/auth/')) return AUTH_BODY_LIMIT
+  if (contentType?.toLowerCase().startsWith('multipart/')) return null
+  return JSON_BODY_LIMIT
+}
+
 export const PREFLIGHT_MAX_AGE_S = 600
 export const CORS_ALLOW_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 export const CORS_ALLOW_HEADERS = [

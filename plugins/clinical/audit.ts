@@ -68,6 +68,7 @@ const SENSITIVE_KEYS: Array<[RegExp, string]> = [
 const NOTE_KEY = /note|transcript|content|text|body|narrative|hpi|soap|document|summary|handout|dictation/i
 
 const digitCount = (s: string) => s.replace(/\D/g, '').length
+const stripNul = (s: string) => s.replaceAll('\u0000', '')
 
 function redactPatterns(text: string): string {
   let out = text.length > REDACT_SCAN_MAX ? text.slice(0, REDACT_SCAN_MAX) : text
@@ -249,7 +250,8 @@ export function createAuditWriter(
         log.error({ action }, 'audit entry written after shutdown: logged only, not stored')
         return
       }
-      queue.push({ at: new Date(core.now()).toISOString(), action, userId, ip, details, failures: 0 })
+      // PostgreSQL text cannot hold U+0000; one such entry would fail its whole batch.
+      queue.push({ at: new Date(core.now()).toISOString(), action: stripNul(action), userId, ip: ip && stripNul(ip), details: stripNul(details), failures: 0 })
       if (queue.length > AUDIT_QUEUE_MAX) {
         const dropped = queue.splice(0, queue.length - AUDIT_QUEUE_MAX).length
         log.error({ dropped }, `audit log: queue full, ${dropped} oldest entries dropped`)

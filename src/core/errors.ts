@@ -2,6 +2,7 @@
 // quiz (spec 1) answers FastAPI-style `{detail}`, validation failures 422 with the field locations;
 // clinical (specs 2, 3) answers `{success: false, error, code}` and every 5xx says only `Request failed`.
 import { Elysia, ValidationError } from 'elysia'
+import { pgErrorCode } from './db'
 import type { Logger } from './log'
 
 export type ServiceStyle = 'quiz' | 'clinical'
@@ -117,6 +118,11 @@ export const errorMapper = (style: ServiceStyle, log: Logger) =>
       })
     }
     if (code === 'NOT_FOUND') return reply(style, request, 404, 'not_found', 'Not Found')
+    // PostgreSQL text cannot hold U+0000: a NUL in any input is the client's error, not the server's.
+    const sqlState = pgErrorCode(error)
+    if (sqlState === '22021' || sqlState === '22P05') {
+      return reply(style, request, 400, 'invalid_text', 'Text must not contain NUL (U+0000) characters')
+    }
     if (code === 'INVALID_COOKIE_SIGNATURE') return reply(style, request, 400, 'invalid_cookie', 'Invalid cookie')
     const status = typeof (error as { status?: unknown }).status === 'number' ? (error as { status: number }).status : 500
     if (status >= 400 && status < 500) {
