@@ -11,7 +11,7 @@ export async function verifyChallenge(
   remoteIp: string,
 ): Promise<void> {
   if (!challenge) return
-  if (!token) throw HttpError.badRequest('challenge_required', 'Bot challenge required: challenge_token is missing')
+  if (!token) throw HttpError.badRequest('challenge_required', 'Bot challenge required: complete the challenge and send its token')
   let answer: { success?: unknown }
   try {
     const res = await fetch(challenge.verifyUrl, {

@@ -62,7 +62,7 @@ export function cookieValue(res: Response): string | null {
 export const withCookie = (token: string, extra: Record<string, string> = {}) => ({ cookie: `app_auth=${token}`, ...WEB, ...extra })
 
 /** A user of the given role with a signed-in mobile session. */
-export async function userWithSession(app: TestApp, role: UserSpec['role'] = 'user', tag = role ?? 'user'): Promise<SignedIn & { email: string }> {
+export async function userWithSession(app: TestApp, role: UserSpec['role'] = 'user', tag: string = role ?? 'user'): Promise<SignedIn & { email: string }> {
   const email = `${tag}-${crypto.randomUUID().slice(0, 8)}@example.test`
   await insertUser(app, { email, role })
   return { ...(await signIn(app, email, { ip: `10.66.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}` })), email }
