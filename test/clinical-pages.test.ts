@@ -367,3 +367,26 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
     expect(text).toContain('value="<b>x</b>"')
   })
 })
+
+describe('clinical pages under CLINICAL_BASE_PATH', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp({ env: { CLINICAL_BASE_PATH: '/clinic' } })
+  })
+  afterAll(() => t.close())
+
+  it('links, forms, assets, redirects and the cookie path follow the base path', async () => {
+    const page = await (await t.get('/clinic/', { headers: html })).text()
+    expect(page).toContain('action="/clinic/login"')
+    expect(page).toContain('<script src="/clinic/static/clinical.js" defer></script>')
+    expect((await t.get('/clinic/static/clinical.js')).status).toBe(200)
+    const registered = await t.form('/clinic/register', { name: 'Base Admin', email: 'base-admin@example.test', password: ADMIN_PASSWORD }, { ip: freshIp() })
+    expect(registered.status).toBe(303)
+    expect(registered.headers.get('location')).toBe('/clinic/account')
+    expect(setCookieHeader(registered)).toContain('Path=/clinic')
+    const account = await (await t.get('/clinic/account', { headers: { ...html, cookie: cookieOf(registered) } })).text()
+    expect(account).toContain('<form action="/clinic/logout" method="post" data-app-logout>')
+    const out = await t.form('/clinic/logout', {}, { headers: { cookie: cookieOf(registered) } })
+    expect(out.headers.get('location')).toBe('/clinic/?signed-out=1')
+  })
+})

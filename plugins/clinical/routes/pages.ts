@@ -27,15 +27,28 @@ const PASSWORDS_DIFFER = 'The two passwords are not the same'
  * What the single sign-on callback reports in `?error=`, as the sign-in page says it. Unknown values get the
  * general line: the page never repeats the query's text.
  */
+const TRY_AGAIN = 'The single sign-on attempt expired or was interrupted. Start it again.'
+const UNAVAILABLE = 'Single sign-on is unavailable right now: the identity provider could not be reached. Try again later.'
 export const SSO_ERRORS: Record<string, string> = {
   email_unverified: 'Single sign-on could not link your account: your identity provider has not confirmed your email address.',
   sub_mismatch: 'This account is already linked to a different single sign-on identity. Contact your administrator.',
-  access_denied: 'Single sign-on was cancelled at your identity provider.',
+  email_missing: 'Your identity provider did not share your email address, which is needed to sign you in.',
   account_disabled: 'This account is disabled. Contact your administrator.',
   registration_disabled: 'There is no account for this identity and registration is closed. Contact your administrator.',
-  oidc_disabled: 'Single sign-on is not available.',
-  invalid_state: 'The single sign-on attempt expired or was interrupted. Try again.',
-  state_expired: 'The single sign-on attempt expired or was interrupted. Try again.',
+  oidc_not_enabled: 'Single sign-on is not available.',
+  invalid_state: TRY_AGAIN,
+  state_replayed: TRY_AGAIN,
+  state_unbound: TRY_AGAIN,
+  code_rejected: TRY_AGAIN,
+  invalid_request: TRY_AGAIN,
+  account_conflict: TRY_AGAIN,
+  idp_error: 'Your identity provider did not sign you in.',
+  access_denied: 'Single sign-on was cancelled at your identity provider.',
+  invalid_id_token: 'The identity provider\'s answer could not be verified. Contact your administrator.',
+  issuer_mismatch: 'The identity provider\'s answer could not be verified. Contact your administrator.',
+  oidc_unreachable: UNAVAILABLE,
+  oidc_token_failed: UNAVAILABLE,
+  oidc_discovery_invalid: UNAVAILABLE,
 }
 export const SSO_ERROR_FALLBACK = 'Single sign-on did not complete. Try again, or contact your administrator.'
 
