@@ -29,6 +29,7 @@ const PASSWORDS_DIFFER = 'The two passwords are not the same'
  */
 const TRY_AGAIN = 'The single sign-on attempt expired or was interrupted. Start it again.'
 const UNAVAILABLE = 'Single sign-on is unavailable right now: the identity provider could not be reached. Try again later.'
+const MISCONFIGURED = 'Single sign-on is not set up correctly (its identity provider address is refused). Contact your administrator.'
 export const SSO_ERRORS: Record<string, string> = {
   email_unverified: 'Single sign-on could not link your account: your identity provider has not confirmed your email address.',
   sub_mismatch: 'This account is already linked to a different single sign-on identity. Contact your administrator.',
@@ -49,6 +50,9 @@ export const SSO_ERRORS: Record<string, string> = {
   oidc_unreachable: UNAVAILABLE,
   oidc_token_failed: UNAVAILABLE,
   oidc_discovery_invalid: UNAVAILABLE,
+  issuer_not_https: MISCONFIGURED,
+  issuer_private_address: MISCONFIGURED,
+  invalid_issuer: MISCONFIGURED,
 }
 export const SSO_ERROR_FALLBACK = 'Single sign-on did not complete. Try again, or contact your administrator.'
 
