@@ -1,6 +1,6 @@
 // TypeBox models of spec 3's user administration and registration setting; the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { Role } from '../clinical/models/accounts'
+import { Role } from '../clinical/exports'
 
 /** clinical.users.id is a Postgres integer: a larger id is refused as input rather than failing in the query. */
 export const USER_ID_MAX = 2_147_483_647

@@ -2,7 +2,7 @@
 // response shaping; the rules live in service.ts.
 import { Elysia } from 'elysia'
 import type { Core } from '../../src/plugin'
-import { clinicalAuth } from '../clinical/guard'
+import { clinicalAuth } from '../clinical/exports'
 import { RegistrationBody, Success, UserDetail, UserIdParams, UserList } from './model'
 import * as admin from './service'
 

@@ -2,9 +2,7 @@
 // without the email link, disable and enable them, and turn registration on or off. Plain functions over the core.
 import { HttpError } from '../../src/core/errors'
 import type { Core } from '../../src/plugin'
-import { auditLog } from '../clinical/audit'
-import type { Role } from '../clinical/models/accounts'
-import { REGISTRATION_ENABLED, setConfigValues } from '../clinical/services/app-config'
+import { auditLog, REGISTRATION_ENABLED, setConfigValues, type ClinicalUserRow } from '../clinical/exports'
 import type { AdminUser, AdminUserDetail } from './model'
 
 /** Who performs an admin action, for the audit log. */
@@ -13,16 +11,7 @@ export interface Actor {
   ip: string
 }
 
-interface AdminUserRow {
-  id: number
-  name: string
-  email: string
-  role: Role
-  email_verified: boolean
-  totp_enabled: boolean
-  disabled: boolean
-  created_at: Date | string
-}
+type AdminUserRow = Omit<ClinicalUserRow, 'can_local_auth'>
 
 const toAdminUser = (row: AdminUserRow): AdminUser => ({
   id: row.id,

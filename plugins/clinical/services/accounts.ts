@@ -4,7 +4,7 @@
 import { verifyChallenge } from '../../../src/auth/challenge'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
-import { randomToken, sha256Hex } from '../../../src/core/crypto'
+import { oneTimeTokens, type OneTimePurpose } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
@@ -80,26 +80,16 @@ export function passwordWarning(password: string, context: { email?: string; nam
 
 // ---- one-time tokens ------------------------------------------------------------------------------------
 
-type TokenPurpose = 'verify_email' | 'reset_password'
+const tokens = oneTimeTokens('clinical.auth_tokens')
 
-async function createOneTimeToken(core: Core, userId: number, purpose: TokenPurpose, lifetimeS: number) {
-  const token = randomToken(32)
-  const expiresAt = new Date(core.now() + lifetimeS * 1000).toISOString()
-  await core.db.sql`
-    insert into clinical.auth_tokens (token_hash, user_id, purpose, expires_at)
-    values (${sha256Hex(token)}, ${userId}, ${purpose}, ${expiresAt})`
-  return token
-}
+const createOneTimeToken = (core: Core, userId: number, purpose: OneTimePurpose, lifetimeS: number) =>
+  tokens.create(core.db, userId, purpose, lifetimeS, core.now())
 
 /** Marks a one-time token used and returns its user, or throws 400: unknown, expired and used tokens alike. */
-async function consumeOneTimeToken(core: Core, token: string, purpose: TokenPurpose): Promise<number> {
-  const now = new Date(core.now()).toISOString()
-  const [row] = await core.db.sql<{ user_id: number }>`
-    update clinical.auth_tokens set used_at = ${now}
-    where token_hash = ${sha256Hex(token)} and purpose = ${purpose} and used_at is null and expires_at > ${now}
-    returning user_id`
-  if (!row) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
-  return row.user_id
+async function consumeOneTimeToken(core: Core, token: string, purpose: OneTimePurpose): Promise<number> {
+  const userId = await tokens.consume(core.db, token, purpose, core.now())
+  if (userId === null) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
+  return userId
 }
 
 async function sendVerificationMail(core: Core, user: { id: number; email: string; name: string }) {

@@ -1,9 +1,9 @@
 // The clinical service's "my account" pages: profile, password change, and two-factor authentication
 // (set up with a QR code, backup codes shown once, regenerate, turn off).
-import { CODE_MAX, PASSWORD_MAX, PASSWORD_MIN, type ProfileUser } from '../models/accounts'
+import { CODE_MAX, PASSWORD_MAX, type ProfileUser } from '../models/accounts'
 import { MESSAGES } from '../services/accounts'
 import { BACKUP_CODE_COUNT, TWO_FACTOR_MESSAGES } from '../services/two-factor'
-import { ClinicalLayout, Input, type Errors, type Flash } from './common'
+import { ClinicalLayout, Input, NewPasswordInputs, type Errors, type Flash } from './common'
 
 /** Field errors of the account page's forms, by form. */
 export interface AccountErrors {
@@ -21,14 +21,7 @@ const PasswordSection = (p: { base: string; user: ProfileUser; errors?: Errors }
           label="Current password" name="currentPassword" type="password" error={p.errors?.currentPassword}
           autocomplete="current-password" required maxlength={PASSWORD_MAX}
         />
-        <Input
-          label={`New password (at least ${PASSWORD_MIN} characters)`} name="newPassword" type="password" error={p.errors?.newPassword}
-          autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
-        />
-        <Input
-          label="New password again" name="confirmPassword" type="password" error={p.errors?.confirmPassword}
-          autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
-        />
+        <NewPasswordInputs errors={p.errors} />
         <div>
           <button type="submit">Change password</button>
         </div>

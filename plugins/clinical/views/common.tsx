@@ -3,6 +3,7 @@
 // pages carry the sign-out form it listens for (`data-app-logout`).
 import type { PropsWithChildren } from '@kitajs/html'
 import { Layout } from '../../../views/layout'
+import { PASSWORD_MAX, PASSWORD_MIN } from '../models/accounts'
 
 export const BRAND = 'Clinical assistant'
 /** The page scripts of the clinical pages, served from views/static. */
@@ -129,3 +130,17 @@ export const Input = (p: InputProps) => {
     </label>
   )
 }
+
+/** The new password and its repetition, as the reset and change-password forms ask for them. */
+export const NewPasswordInputs = ({ errors }: { errors?: Errors }) => (
+  <>
+    <Input
+      label={`New password (at least ${PASSWORD_MIN} characters)`} name="newPassword" type="password" error={errors?.newPassword}
+      autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
+    />
+    <Input
+      label="New password again" name="confirmPassword" type="password" error={errors?.confirmPassword}
+      autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
+    />
+  </>
+)

@@ -1,7 +1,7 @@
 // The clinical service's signed-out pages: sign in (password, single sign-on, the two-factor step), register,
 // forgot and reset password. Every form has action + method and works without JavaScript; hx-boost upgrades it.
 import { PASSWORD_MIN, PASSWORD_MAX, CODE_MAX } from '../models/accounts'
-import { Challenge, ClinicalLayout, Input, type Errors, type Flash, type PageContext } from './common'
+import { Challenge, ClinicalLayout, Input, NewPasswordInputs, type Errors, type Flash, type PageContext } from './common'
 
 export interface SignInOptions {
   /** Single sign-on is enabled: its link (a link, since the identity provider is another origin). */
@@ -117,14 +117,7 @@ export const ResetPasswordPage = (p: { ctx: PageContext; token: string; errors?:
     <h1>Choose a new password</h1>
     <form class="stack" action={`${p.ctx.base}/reset-password`} method="post">
       <input type="hidden" name="token" value={p.token} />
-      <Input
-        label={`New password (at least ${PASSWORD_MIN} characters)`} name="newPassword" type="password" error={p.errors?.newPassword}
-        autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
-      />
-      <Input
-        label="New password again" name="confirmPassword" type="password" error={p.errors?.confirmPassword}
-        autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
-      />
+      <NewPasswordInputs errors={p.errors} />
       <div>
         <button type="submit">Set password</button>
       </div>

@@ -2,7 +2,7 @@
 // Plain functions over the core services; nothing here knows about HTTP.
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
-import { randomToken, sha256Hex } from '../../../src/core/crypto'
+import { oneTimeTokens, type OneTimePurpose } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql as raw } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
@@ -83,24 +83,16 @@ export async function userFromToken(core: Core, token: string): Promise<QuizUser
   return { ...toUserResponse(row), token_version: row.token_version }
 }
 
-async function createOneTimeToken(core: Core, userId: number, purpose: 'verify_email' | 'reset_password', lifetimeS: number) {
-  const token = randomToken(32)
-  const expiresAt = new Date(core.now() + lifetimeS * 1000).toISOString()
-  await core.db.sql`
-    insert into quiz.auth_tokens (token_hash, user_id, purpose, expires_at)
-    values (${sha256Hex(token)}, ${userId}, ${purpose}, ${expiresAt})`
-  return token
-}
+const tokens = oneTimeTokens('quiz.auth_tokens')
+
+const createOneTimeToken = (core: Core, userId: number, purpose: OneTimePurpose, lifetimeS: number) =>
+  tokens.create(core.db, userId, purpose, lifetimeS, core.now())
 
 /** Marks a one-time token used and returns its user, or throws 400: unknown, expired and used tokens alike. */
-async function consumeOneTimeToken(core: Core, token: string, purpose: 'verify_email' | 'reset_password'): Promise<number> {
-  const [row] = await core.db.sql<{ user_id: number }>`
-    update quiz.auth_tokens set used_at = ${new Date(core.now()).toISOString()}
-    where token_hash = ${sha256Hex(token)} and purpose = ${purpose} and used_at is null
-      and expires_at > ${new Date(core.now()).toISOString()}
-    returning user_id`
-  if (!row) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
-  return row.user_id
+async function consumeOneTimeToken(core: Core, token: string, purpose: OneTimePurpose): Promise<number> {
+  const userId = await tokens.consume(core.db, token, purpose, core.now())
+  if (userId === null) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
+  return userId
 }
 
 async function sendVerificationMail(core: Core, user: { id: number; email: string; name: string }) {

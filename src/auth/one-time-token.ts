@@ -1,0 +1,34 @@
+// One-time tokens of both services' accounts (email verification, password reset): a random 256-bit token goes
+// into the link; only its SHA-256 is stored, in a table of the shape (token_hash, user_id, purpose, expires_at,
+// used_at). Consuming is one conditional update, so a token works once even under parallel requests.
+import { randomToken, sha256Hex } from '../core/crypto'
+import { rawSql, type Db } from '../core/db'
+
+export type OneTimePurpose = 'verify_email' | 'reset_password'
+
+export interface OneTimeTokens {
+  create(db: Db, userId: number, purpose: OneTimePurpose, lifetimeS: number, nowMs: number): Promise<string>
+  /** The token's user, marking it used; null for an unknown, expired or already used token. */
+  consume(db: Db, token: string, purpose: OneTimePurpose, nowMs: number): Promise<number | null>
+}
+
+export function oneTimeTokens(table: 'quiz.auth_tokens' | 'clinical.auth_tokens'): OneTimeTokens {
+  const t = rawSql(table)
+  return {
+    async create(db, userId, purpose, lifetimeS, nowMs) {
+      const token = randomToken(32)
+      await db.sql`
+        insert into ${t} (token_hash, user_id, purpose, expires_at)
+        values (${sha256Hex(token)}, ${userId}, ${purpose}, ${new Date(nowMs + lifetimeS * 1000).toISOString()})`
+      return token
+    },
+    async consume(db, token, purpose, nowMs) {
+      const now = new Date(nowMs).toISOString()
+      const [row] = await db.sql<{ user_id: number }>`
+        update ${t} set used_at = ${now}
+        where token_hash = ${sha256Hex(token)} and purpose = ${purpose} and used_at is null and expires_at > ${now}
+        returning user_id`
+      return row?.user_id ?? null
+    },
+  }
+}
