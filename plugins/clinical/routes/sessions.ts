@@ -21,7 +21,7 @@ const SessionListing = t.Object({
 export const sessionRoutes = (core: Core) =>
   new Elysia({ prefix: '/api/auth/sessions' })
     .use(clinicalAuth(core))
-    .get('/', async ({ user, auth }) => ({ success: true as const, sessions: await listSessions(core, user.id, auth.sessionId) }), {
+    .get('', async ({ user, auth }) => ({ success: true as const, sessions: await listSessions(core, user.id, auth.sessionId) }), {
       auth: 'user', response: t.Object({ success: t.Literal(true), sessions: t.Array(SessionListing) }),
       detail: { tags, summary: 'The caller\'s sessions', description: 'Unexpired sessions, most recently active first. last_activity moves on writes at most every 10 minutes; reads never move it.' },
     })
