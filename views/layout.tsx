@@ -1,6 +1,35 @@
 // The shared htmx layout: real links and forms first, htmx on top (hx-boost), htmx served by the app itself.
 import type { PropsWithChildren } from '@kitajs/html'
 
+export type Errors = Record<string, string>
+export type Flash = { kind: 'ok' | 'error'; text: string } | null
+
+/** What every account page needs to know about the installation. */
+export interface PageContext {
+  /** The app's base path, e.g. `/quiz` or '' (the clinical app at the root). */
+  base: string
+  /** Turnstile-style site key: when set, the forms the challenge protects show its widget. */
+  challengeSiteKey: string | null
+  challengeScriptUrl: string
+}
+
+export const pageContext = (base: string, challenge: { siteKey: string | null; scriptUrl: string } | null): PageContext => ({
+  base,
+  challengeSiteKey: challenge?.siteKey ?? null,
+  challengeScriptUrl: challenge?.scriptUrl ?? '',
+})
+
+/** The bot-challenge widget of a form, when the installation has a site key. */
+export const Challenge = ({ ctx }: { ctx: PageContext }) =>
+  ctx.challengeSiteKey ? (
+    <>
+      <script src={ctx.challengeScriptUrl} async defer></script>
+      <div class="cf-turnstile" data-sitekey={ctx.challengeSiteKey}></div>
+    </>
+  ) : (
+    ''
+  )
+
 export interface LayoutProps {
   title: string
   /** The app's base path, e.g. `/quiz`: assets and links are relative to it. */

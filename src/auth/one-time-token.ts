@@ -3,16 +3,17 @@
 // used_at). Consuming is one conditional update, so a token works once even under parallel requests.
 import { randomToken, sha256Hex } from '../core/crypto'
 import { rawSql, type Db } from '../core/db'
+import { HttpError } from '../core/errors'
 
 export type OneTimePurpose = 'verify_email' | 'reset_password'
 
 export interface OneTimeTokens {
   create(db: Db, userId: number, purpose: OneTimePurpose, lifetimeS: number, nowMs: number): Promise<string>
-  /** The token's user, marking it used; null for an unknown, expired or already used token. */
-  consume(db: Db, token: string, purpose: OneTimePurpose, nowMs: number): Promise<number | null>
+  /** The token's user, marking it used; 400 with the table's message for an unknown, expired or used token alike. */
+  consume(db: Db, token: string, purpose: OneTimePurpose, nowMs: number): Promise<number>
 }
 
-export function oneTimeTokens(table: 'quiz.auth_tokens' | 'clinical.auth_tokens'): OneTimeTokens {
+export function oneTimeTokens(table: 'quiz.auth_tokens' | 'clinical.auth_tokens', invalidMessage: string): OneTimeTokens {
   const t = rawSql(table)
   return {
     async create(db, userId, purpose, lifetimeS, nowMs) {
@@ -28,7 +29,8 @@ export function oneTimeTokens(table: 'quiz.auth_tokens' | 'clinical.auth_tokens'
         update ${t} set used_at = ${now}
         where token_hash = ${sha256Hex(token)} and purpose = ${purpose} and used_at is null and expires_at > ${now}
         returning user_id`
-      return row?.user_id ?? null
+      if (!row) throw HttpError.badRequest('invalid_token', invalidMessage)
+      return row.user_id
     },
   }
 }

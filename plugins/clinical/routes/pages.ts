@@ -13,7 +13,8 @@ import { oidcSettings, registrationEnabled } from '../services/app-config'
 import { authCookie, authenticate, requestToken, type Authenticated } from '../services/sessions'
 import * as twoFactor from '../services/two-factor'
 import { AccountPage, BackupCodesPage, TwoFactorSetupPage, type AccountErrors } from '../views/account'
-import { MessagePage, type Errors, type Flash, type PageContext } from '../views/common'
+import { MessagePage, type Errors, type Flash } from '../views/common'
+import { pageContext } from '../../../views/layout'
 import { ForgotPasswordPage, RegisterPage, ResetPasswordPage, SignInPage, TwoFactorStepPage, type SignInOptions } from '../views/sign-in'
 
 const FormBody = t.Optional(t.Record(t.String(), t.Unknown()))
@@ -64,11 +65,7 @@ const ACCOUNT_NOTICES: Record<string, string> = {
 
 export const pagesRoutes = (core: Core) => {
   const base = core.config.clinicalBasePath
-  const ctx: PageContext = {
-    base,
-    challengeSiteKey: core.config.challenge?.siteKey ?? null,
-    challengeScriptUrl: core.config.challenge?.scriptUrl ?? '',
-  }
+  const ctx = pageContext(base, core.config.challenge)
   const home = `${base}/`
   const accountUrl = `${base}/account`
   const ip = (request: Request) => core.clientAddress(request)

@@ -4,7 +4,7 @@
 import { verifyChallenge } from '../../../src/auth/challenge'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
-import { oneTimeTokens, type OneTimePurpose } from '../../../src/auth/one-time-token'
+import { oneTimeTokens } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
@@ -80,20 +80,10 @@ export function passwordWarning(password: string, context: { email?: string; nam
 
 // ---- one-time tokens ------------------------------------------------------------------------------------
 
-const tokens = oneTimeTokens('clinical.auth_tokens')
-
-const createOneTimeToken = (core: Core, userId: number, purpose: OneTimePurpose, lifetimeS: number) =>
-  tokens.create(core.db, userId, purpose, lifetimeS, core.now())
-
-/** Marks a one-time token used and returns its user, or throws 400: unknown, expired and used tokens alike. */
-async function consumeOneTimeToken(core: Core, token: string, purpose: OneTimePurpose): Promise<number> {
-  const userId = await tokens.consume(core.db, token, purpose, core.now())
-  if (userId === null) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
-  return userId
-}
+const tokens = oneTimeTokens('clinical.auth_tokens', MESSAGES.invalidToken)
 
 async function sendVerificationMail(core: Core, user: { id: number; email: string; name: string }) {
-  const token = await createOneTimeToken(core, user.id, 'verify_email', VERIFY_TOKEN_LIFETIME_S)
+  const token = await tokens.create(core.db, user.id, 'verify_email', VERIFY_TOKEN_LIFETIME_S, core.now())
   const link = appLink(core, '/api/auth/verify-email', token)
   await core.mail.send({
     to: user.email,
@@ -246,7 +236,7 @@ export async function signedIn(
 // ---- email verification ---------------------------------------------------------------------------------
 
 export async function verifyEmail(core: Core, token: string, ip: string): Promise<void> {
-  const userId = await consumeOneTimeToken(core, token, 'verify_email')
+  const userId = await tokens.consume(core.db, token, 'verify_email', core.now())
   await core.db.sql`update clinical.users set email_verified = true where id = ${userId}`
   auditLog(core).write({ action: 'email_verified', userId, ip })
 }
@@ -272,7 +262,7 @@ export async function forgotPassword(core: Core, email: string, challengeToken: 
     const [user] = await core.db.sql<ClinicalUserRow>`
       select ${rawColumns} from clinical.users where lower(email) = ${address} and can_local_auth and not disabled`
     if (!user) return
-    const token = await createOneTimeToken(core, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S)
+    const token = await tokens.create(core.db, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S, core.now())
     const link = appLink(core, '/reset-password', token)
     await core.mail.send({
       to: user.email,
@@ -287,7 +277,7 @@ export async function forgotPassword(core: Core, email: string, challengeToken: 
 export async function resetPassword(core: Core, token: string, newPassword: string, ip: string): Promise<{ passwordWarning?: string }> {
   const passwordHash = await hashPassword(newPassword)
   const user = await core.db.transaction(async (tx) => {
-    const userId = await consumeOneTimeToken({ ...core, db: tx }, token, 'reset_password')
+    const userId = await tokens.consume(tx, token, 'reset_password', core.now())
     const [row] = await tx.sql<{ id: number; email: string; name: string }>`
       update clinical.users set password_hash = ${passwordHash}, email_verified = true
       where id = ${userId} and can_local_auth returning id, email, name`

@@ -2,23 +2,15 @@
 // Every clinical page loads clinical.js (the sign-out across tabs of spec 2, Logout and clients); signed-in
 // pages carry the sign-out form it listens for (`data-app-logout`).
 import type { PropsWithChildren } from '@kitajs/html'
-import { Layout } from '../../../views/layout'
+import { Layout, type Errors, type Flash } from '../../../views/layout'
+
+export { Challenge, type Errors, type Flash, type PageContext } from '../../../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from '../models/accounts'
 
 export const BRAND = 'Clinical assistant'
 /** The page scripts of the clinical pages, served from views/static. */
 export const CLINICAL_SCRIPTS = ['clinical.js']
 
-export type Errors = Record<string, string>
-export type Flash = { kind: 'ok' | 'error'; text: string } | null
-
-/** What every page needs to know about the installation. */
-export interface PageContext {
-  base: string
-  /** Turnstile-style site key: when set, the forms the challenge protects (register, forgot password) show its widget. */
-  challengeSiteKey: string | null
-  challengeScriptUrl: string
-}
 
 /** The signed-in user as the page frame shows them. */
 export interface NavUser {
@@ -77,16 +69,6 @@ export const MessagePage = (p: MessagePageProps) => (
 )
 
 /** The bot-challenge widget, on the forms it protects when it is configured. */
-export const Challenge = ({ ctx }: { ctx: PageContext }) =>
-  ctx.challengeSiteKey ? (
-    <>
-      <script src={ctx.challengeScriptUrl} async defer></script>
-      <div class="cf-turnstile" data-sitekey={ctx.challengeSiteKey}></div>
-    </>
-  ) : (
-    ''
-  )
-
 export interface InputProps {
   label: string
   name: string

@@ -5,13 +5,12 @@ import { Elysia, t } from 'elysia'
 import { verifyChallenge } from '../../../src/auth/challenge'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
-import { isFragment } from '../../../views/layout'
+import { isFragment, pageContext } from '../../../views/layout'
 import { formErrors, formFields, html, redirect, sameOrigin } from '../../../views/respond'
 import { LoginBody, RegisterBody, ResetPasswordBody, UpdateMeBody, type UserResponse } from '../models/accounts'
 import * as accounts from '../services/accounts'
 import {
   AccountPage, ForgotPasswordPage, LoginPage, MessagePage, PasswordForm, ProfileForm, RegisterPage, ResetPasswordPage,
-  type PageContext,
 } from '../views/accounts'
 
 export const SESSION_COOKIE = 'quiz_auth'
@@ -20,11 +19,7 @@ const hidden = { hide: true }
 
 export const pageRoutes = (core: Core) => {
   const base = core.config.quizBasePath
-  const ctx: PageContext = {
-    base,
-    challengeSiteKey: core.config.challenge?.siteKey ?? null,
-    challengeScriptUrl: core.config.challenge?.scriptUrl ?? '',
-  }
+  const ctx = pageContext(base, core.config.challenge)
   const secure = core.config.production || (core.config.appUrl?.startsWith('https://') ?? false)
   const cookiePath = base || '/'
   const sessionCookie = (token: string) =>

@@ -2,7 +2,7 @@
 // Plain functions over the core services; nothing here knows about HTTP.
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
-import { oneTimeTokens, type OneTimePurpose } from '../../../src/auth/one-time-token'
+import { oneTimeTokens } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql as raw } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
@@ -83,20 +83,10 @@ export async function userFromToken(core: Core, token: string): Promise<QuizUser
   return { ...toUserResponse(row), token_version: row.token_version }
 }
 
-const tokens = oneTimeTokens('quiz.auth_tokens')
-
-const createOneTimeToken = (core: Core, userId: number, purpose: OneTimePurpose, lifetimeS: number) =>
-  tokens.create(core.db, userId, purpose, lifetimeS, core.now())
-
-/** Marks a one-time token used and returns its user, or throws 400: unknown, expired and used tokens alike. */
-async function consumeOneTimeToken(core: Core, token: string, purpose: OneTimePurpose): Promise<number> {
-  const userId = await tokens.consume(core.db, token, purpose, core.now())
-  if (userId === null) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
-  return userId
-}
+const tokens = oneTimeTokens('quiz.auth_tokens', MESSAGES.invalidToken)
 
 async function sendVerificationMail(core: Core, user: { id: number; email: string; name: string }) {
-  const token = await createOneTimeToken(core, user.id, 'verify_email', VERIFY_TOKEN_LIFETIME_S)
+  const token = await tokens.create(core.db, user.id, 'verify_email', VERIFY_TOKEN_LIFETIME_S, core.now())
   const link = appLink(core, '/verify-email', token)
   await core.mail.send({
     to: user.email,
@@ -164,7 +154,7 @@ export async function login(core: Core, email: string, password: string): Promis
 }
 
 export async function verifyEmail(core: Core, token: string): Promise<string> {
-  const userId = await consumeOneTimeToken(core, token, 'verify_email')
+  const userId = await tokens.consume(core.db, token, 'verify_email', core.now())
   await core.db.sql`update quiz.users set is_verified = true where id = ${userId}`
   return MESSAGES.verified
 }
@@ -184,7 +174,7 @@ export async function forgotPassword(core: Core, email: string): Promise<string>
   inBackground(core, 'password reset mail', async () => {
     const [user] = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users where lower(email) = ${address}`
     if (!user) return
-    const token = await createOneTimeToken(core, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S)
+    const token = await tokens.create(core.db, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S, core.now())
     const link = appLink(core, '/reset-password', token)
     await core.mail.send({
       to: user.email,
@@ -198,7 +188,7 @@ export async function forgotPassword(core: Core, email: string): Promise<string>
 export async function resetPassword(core: Core, token: string, newPassword: string): Promise<string> {
   const passwordHash = await hashPassword(newPassword)
   await core.db.transaction(async (tx) => {
-    const userId = await consumeOneTimeToken({ ...core, db: tx }, token, 'reset_password')
+    const userId = await tokens.consume(tx, token, 'reset_password', core.now())
     // A reset proves control of the mailbox: verify it, end older tokens, and retire other reset links.
     await tx.sql`
       update quiz.users set password_hash = ${passwordHash}, token_version = token_version + 1, is_verified = true

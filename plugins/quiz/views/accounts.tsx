@@ -1,17 +1,7 @@
 // The quiz service's account pages: sign in, register, forgot and reset password, and "my account".
 // Every form has action + method (works without JavaScript); hx-boost on the layout upgrades it.
-import { Field, Layout } from '../../../views/layout'
+import { Challenge, Field, Layout, type Errors, type Flash, type PageContext } from '../../../views/layout'
 import { PASSWORD_MIN, type UserResponse } from '../models/accounts'
-
-export type Errors = Record<string, string>
-export type Flash = { kind: 'ok' | 'error'; text: string } | null
-
-export interface PageContext {
-  base: string
-  /** Turnstile-style site key: when set, forms that the challenge protects show its widget. */
-  challengeSiteKey: string | null
-  challengeScriptUrl: string
-}
 
 const BRAND = 'Quiz'
 
@@ -31,16 +21,6 @@ const SignedInNav = ({ base, user }: { base: string; user: UserResponse }) => (
     </form>
   </>
 )
-
-const Challenge = ({ ctx }: { ctx: PageContext }) =>
-  ctx.challengeSiteKey ? (
-    <>
-      <script src={ctx.challengeScriptUrl} async defer></script>
-      <div class="cf-turnstile" data-sitekey={ctx.challengeSiteKey}></div>
-    </>
-  ) : (
-    ''
-  )
 
 export const LoginPage = (p: { ctx: PageContext; email?: string; errors?: Errors; flash?: Flash }) => (
   <Layout title="Sign in" base={p.ctx.base} brand={BRAND} nav={<SignedOutNav base={p.ctx.base} />} flash={p.flash}>
