@@ -84,6 +84,8 @@ describe('provider address rules (spec 2, OIDC 2)', () => {
     ['255.255.255.255', false], ['::', false], ['::1', false], ['fe80::1', false], ['fc00::1', false], ['fd12:3456::1', false],
     ['::ffff:127.0.0.1', false], ['::ffff:7f00:1', false], ['::ffff:10.0.0.1', false], ['::ffff:169.254.169.254', false],
     ['64:ff9b::a00:1', false], ['2002:c0a8:101::1', false], ['ff02::1', false], ['not-an-address', false],
+    ['::a00:1', false], ['[::1]', false], ['fec0::1', false], ['2001:db8::1', false], ['198.18.0.1', false], ['192.0.2.1', false],
+    ['2002:808:808::1', true], ['64:ff9b::808:808', true],
     ['8.8.8.8', true], ['100.63.255.255', true], ['100.128.0.1', true], ['172.32.0.1', true], ['1.1.1.1', true],
     ['2606:4700:4700::1111', true], ['::ffff:8.8.8.8', true], ['2001:4860:4860::8888', true],
   ])('%s is public: %p', (address, expected) => {

@@ -4,6 +4,7 @@
 // (routes/oidc.ts) only turns their results into redirects, cookies and pages.
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
+import ipaddr from 'ipaddr.js'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
@@ -57,70 +58,31 @@ export const OIDC_MESSAGES = {
 
 // ---- address safety (spec 2, OIDC 2) --------------------------------------------------------------------
 
-function ipv4Bytes(text: string): number[] | null {
-  const parts = text.split('.')
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p))) return null
-  const bytes = parts.map(Number)
-  return bytes.every((b) => b <= 255) ? bytes : null
-}
-
-function ipv6Words(text: string): number[] | null {
-  let s = text.replace(/^\[|\]$/g, '').split('%')[0]!
-  let tail: number[] = []
-  if (s.includes('.')) {
-    const at = s.lastIndexOf(':')
-    const v4 = ipv4Bytes(s.slice(at + 1))
-    if (at < 0 || !v4) return null
-    tail = [(v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!]
-    s = s.slice(0, at + 1)
-    if (!s.endsWith('::')) s = s.slice(0, -1)
-  }
-  const halves = s.split('::')
-  if (halves.length > 2) return null
-  const words = (part: string) => (part === '' ? [] : part.split(':').map((h) => (/^[0-9a-f]{1,4}$/i.test(h) ? parseInt(h, 16) : NaN)))
-  const left = words(halves[0]!)
-  const right = words(halves[1] ?? '')
-  if ([...left, ...right].some(Number.isNaN)) return null
-  const count = left.length + right.length + tail.length
-  if (halves.length === 2) return count > 7 ? null : [...left, ...Array<number>(8 - count).fill(0), ...right, ...tail]
-  return count === 8 ? [...left, ...tail] : null
-}
-
-function isPublicIpv4([a, b, c]: number[]): boolean {
-  if (a === 0 || a === 10 || a === 127) return false // this network / unspecified, private, loopback
-  if (a === 100 && b! >= 64 && b! <= 127) return false // shared address space (CGNAT)
-  if (a === 169 && b === 254) return false // link-local
-  if (a === 172 && b! >= 16 && b! <= 31) return false // private
-  if (a === 192 && b === 168) return false // private
-  if (a === 192 && b === 0 && (c === 0 || c === 2)) return false // protocol assignments, documentation
-  if (a === 198 && (b === 18 || b === 19)) return false // benchmarking
-  if ((a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return false // documentation
-  return a! < 224 // multicast, reserved and broadcast are no server's address
+/**
+ * The IPv4 address an IPv6 address carries (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, which also covers :: and
+ * ::1, NAT64 64:ff9b::/96, 6to4 2002::/16), or null.
+ */
+function embeddedIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address()
+  const w = ip.parts
+  const fromWords = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff])
+  if (w.slice(0, 6).every((x) => x === 0)) return fromWords(w[6]!, w[7]!)
+  if (ip.range() === 'rfc6052') return fromWords(w[6]!, w[7]!)
+  if (w[0] === 0x2002) return fromWords(w[1]!, w[2]!)
+  return null
 }
 
 /**
- * True for a globally routable unicast address. False for private, loopback, link-local, unspecified, CGNAT,
- * unique-local (fc00::/7), multicast and reserved ranges, for IPv4 addresses inside IPv6 (mapped, compatible,
- * NAT64, 6to4) by their IPv4 address, and for anything that is not an IP address.
+ * True for a globally routable unicast address (ipaddr.js's `unicast` range). False for private, loopback,
+ * link-local, unspecified, CGNAT, unique-local (fc00::/7), multicast, reserved and special-purpose ranges, for
+ * IPv4 addresses inside IPv6 (mapped, NAT64, 6to4) by their IPv4 address, and for anything that is not an address.
  */
 export function isPublicAddress(address: string): boolean {
-  const v4 = ipv4Bytes(address)
-  if (v4) return isPublicIpv4(v4)
-  const w = ipv6Words(address)
-  if (!w) return false
-  const embedded = (hi: number, lo: number) => isPublicIpv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff])
-  if (w.slice(0, 5).every((x) => x === 0) && (w[5] === 0xffff || w[5] === 0)) {
-    if (w[5] === 0 && w[6] === 0) return false // :: and ::1 (and ::0.0.0.x)
-    return embedded(w[6]!, w[7]!) // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible)
-  }
-  if (w[0] === 0x64 && w[1] === 0xff9b && w.slice(2, 6).every((x) => x === 0)) return embedded(w[6]!, w[7]!) // NAT64
-  if (w[0] === 0x2002) return embedded(w[1]!, w[2]!) // 6to4
-  const first = w[0]!
-  if ((first & 0xfe00) === 0xfc00) return false // unique-local fc00::/7
-  if ((first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0) return false // link-local, old site-local
-  if ((first & 0xff00) === 0xff00) return false // multicast
-  if (first === 0x2001 && w[1] === 0x0db8) return false // documentation
-  return first !== 0 // the rest of ::/8 is reserved
+  const text = address.replace(/^\[|\]$/g, '').split('%')[0]!
+  if (!ipaddr.isValid(text)) return false
+  const ip = ipaddr.parse(text)
+  const v4 = ip.kind() === 'ipv6' ? embeddedIpv4(ip as ipaddr.IPv6) : (ip as ipaddr.IPv4)
+  return (v4 ?? ip).range() === 'unicast'
 }
 
 /**
