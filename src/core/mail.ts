@@ -3,6 +3,7 @@
 import nodemailer from 'nodemailer'
 import type { MailConfig } from '../config'
 import type { Logger } from './log'
+import { withTimeout } from './timeout'
 
 export interface MailMessage {
   to: string
@@ -50,10 +51,10 @@ export function createMailer(config: MailConfig, log: Logger): Mailer {
       async send(m) {
         const { Resend } = await import('resend')
         const resend = new Resend(config.apiKey, config.baseUrl ? { baseUrl: config.baseUrl } : undefined)
-        const result = await Promise.race([
+        const result = await withTimeout(
           resend.emails.send({ from: config.from, to: m.to, subject: m.subject, text: m.text, html: m.html }),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('mail send timed out')), MAIL_TIMEOUT_MS)),
-        ])
+          MAIL_TIMEOUT_MS, 'mail send',
+        )
         if (result.error) throw new Error(`resend: ${result.error.message}`)
       },
       close: () => {},

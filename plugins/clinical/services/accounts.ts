@@ -42,6 +42,9 @@ export const MESSAGES = {
   localAuthDisabled: 'Password sign-in is disabled: use single sign-on',
 }
 
+/** Serialises account creation (register, first single sign-on) so two concurrent first accounts cannot both become admin. */
+export const REGISTRATION_LOCK = 'clinical.users.register'
+
 export const normaliseEmail = (email: string) => email.trim().toLowerCase()
 
 /** Links in mails use APP_URL, never the request's Host header (which a client controls). */
@@ -114,8 +117,7 @@ export async function register(core: Core, input: RegisterBody, request: Request
   let created: ClinicalUserRow
   try {
     created = await core.db.transaction(async (tx) => {
-      // Serialise registrations so two concurrent first sign-ups cannot both become admin.
-      await tx.sql`select pg_advisory_xact_lock(hashtext('clinical.users.register'))`
+      await tx.sql`select pg_advisory_xact_lock(hashtext(${REGISTRATION_LOCK}))`
       const [count] = await tx.sql<{ n: number }>`select count(*)::int as n from clinical.users`
       const first = count!.n === 0
       // The first account is always allowed: it is how a fresh installation gets its admin.

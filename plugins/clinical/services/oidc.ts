@@ -7,14 +7,16 @@ import { lookup } from 'node:dns/promises'
 import ipaddr from 'ipaddr.js'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import { httpOnlyCookie, readCookie } from '../../../src/auth/cookie'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { constantTimeEqual, randomToken, sha256Hex } from '../../../src/core/crypto'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
+import { withTimeout } from '../../../src/core/timeout'
 import type { Core } from '../../../src/plugin'
 import { auditLog } from '../audit'
 import type { SessionUser } from '../models/accounts'
-import { signedIn, normaliseEmail } from './accounts'
+import { normaliseEmail, REGISTRATION_LOCK, signedIn } from './accounts'
 import { DEFAULT_OIDC_BUTTON_LABEL, getConfigValues, OIDC_KEYS, oidcSettings, registrationEnabled, setConfigValues, type OidcKey, type OidcSettings } from './app-config'
 import { USER_COLUMNS, type ClinicalUserRow, type StartedSession } from './sessions'
 
@@ -40,7 +42,6 @@ export const OIDC_CLIENT_ID_MAX = 500
 export const OIDC_CLIENT_SECRET_MAX = 2000
 export const OIDC_ISSUER_MAX = 500
 /** Shared with register: serialises account creation so only the very first account becomes admin. */
-const REGISTER_LOCK = 'clinical.users.register'
 
 export const OIDC_MESSAGES = {
   notEnabled: 'Single sign-on is not enabled',
@@ -124,17 +125,6 @@ interface ProviderMetadata {
 const discoveries = new Map<string, { metadata: ProviderMetadata; until: number }>()
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
 
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([work, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 const sameIssuer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
 
@@ -199,16 +189,10 @@ export function redirectUri(core: Core): string {
 }
 
 /** The binding cookie (null clears it): httpOnly, SameSite=Lax (the identity provider's redirect is a top-level GET). */
-export function bindingCookie(core: Core, value: string | null): string {
-  const secure = core.config.production || (core.config.appUrl?.startsWith('https://') ?? false)
-  const path = `${core.config.clinicalBasePath}/api/auth/oidc`
-  return `${OIDC_BINDING_COOKIE}=${value ?? ''}; Path=${path}; Max-Age=${value ? OIDC_STATE_LIFETIME_S : 0}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
-}
+export const bindingCookie = (core: Core, value: string | null): string =>
+  httpOnlyCookie(core.config, OIDC_BINDING_COOKIE, value, `${core.config.clinicalBasePath}/api/auth/oidc`, OIDC_STATE_LIFETIME_S)
 
-export function bindingFromRequest(request: Request): string | null {
-  const match = request.headers.get('cookie')?.match(new RegExp(`(?:^|;\\s*)${OIDC_BINDING_COOKIE}=([^;]+)`))
-  return match?.[1] ?? null
-}
+export const bindingFromRequest = (request: Request): string | null => readCookie(request, OIDC_BINDING_COOKIE)
 
 interface StateClaims extends JWTPayload {
   sub: string
@@ -357,7 +341,7 @@ async function resolveAccount(core: Core, who: IdentityClaims): Promise<Resoluti
   const email = who.email
   const allowed = await registrationEnabled(core)
   return core.db.transaction(async (tx): Promise<Resolution> => {
-    await tx.sql`select pg_advisory_xact_lock(hashtext(${REGISTER_LOCK}))`
+    await tx.sql`select pg_advisory_xact_lock(hashtext(${REGISTRATION_LOCK}))`
     const [again] = await tx.sql<UserRow>`select ${userColumns} from clinical.users where oidc_sub = ${who.sub}`
     if (again) return { row: again, outcome: 'signed_in' }
     const [byEmail] = await tx.sql<UserRow>`select ${userColumns} from clinical.users where lower(email) = ${email}`

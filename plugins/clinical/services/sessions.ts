@@ -1,6 +1,7 @@
 // Spec 2, Session and Authentication: token transport, the session table and the per-request checks.
 // A session is a JWT (HS256, audience `clinical`) plus its row in clinical.user_sessions, keyed by the token's
 // SHA-256. The row is the authority: deleting it ends the session whatever the token's expiry says.
+import { httpOnlyCookie, readCookie } from '../../../src/auth/cookie'
 import { bearerToken, signToken, verifyToken, type TokenClaims } from '../../../src/auth/jwt'
 import { sha256Hex } from '../../../src/core/crypto'
 import { HttpError } from '../../../src/core/errors'
@@ -58,13 +59,8 @@ export const toClinicalUser = (row: ClinicalUserRow): ClinicalUser => ({
 })
 
 /** The session cookie: httpOnly, SameSite=Lax, scoped to the clinical app, Secure when served over https. */
-export function authCookie(core: Core, token: string | null): string {
-  const secure = core.config.production || (core.config.appUrl?.startsWith('https://') ?? false)
-  const path = core.config.clinicalBasePath || '/'
-  const value = token ?? ''
-  const maxAge = token ? WEB_TOKEN_LIFETIME_S : 0
-  return `${AUTH_COOKIE}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
-}
+export const authCookie = (core: Core, token: string | null): string =>
+  httpOnlyCookie(core.config, AUTH_COOKIE, token, core.config.clinicalBasePath || '/', WEB_TOKEN_LIFETIME_S)
 
 export interface StartedSession {
   token: string
@@ -92,7 +88,7 @@ export async function startSession(core: Core, userId: number, request: Request,
 export function requestToken(request: Request): { token: string; transport: 'bearer' | 'cookie' } | null {
   const bearer = bearerToken(request.headers.get('authorization'))
   if (bearer) return { token: bearer, transport: 'bearer' }
-  const cookie = request.headers.get('cookie')?.match(/(?:^|;\s*)app_auth=([^;]+)/)?.[1]
+  const cookie = readCookie(request, AUTH_COOKIE)
   return cookie ? { token: cookie, transport: 'cookie' } : null
 }
 

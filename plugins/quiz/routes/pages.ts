@@ -3,6 +3,7 @@
 // httpOnly SameSite=Lax cookie scoped to the quiz path.
 import { Elysia, t } from 'elysia'
 import { verifyChallenge } from '../../../src/auth/challenge'
+import { httpOnlyCookie, readCookie } from '../../../src/auth/cookie'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import { isFragment, pageContext } from '../../../views/layout'
@@ -20,14 +21,13 @@ const hidden = { hide: true }
 export const pageRoutes = (core: Core) => {
   const base = core.config.quizBasePath
   const ctx = pageContext(base, core.config.challenge)
-  const secure = core.config.production || (core.config.appUrl?.startsWith('https://') ?? false)
   const cookiePath = base || '/'
   const sessionCookie = (token: string) =>
-    `${SESSION_COOKIE}=${token}; Path=${cookiePath}; Max-Age=${accounts.ACCESS_TOKEN_LIFETIME_S}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
-  const clearedCookie = `${SESSION_COOKIE}=; Path=${cookiePath}; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+    httpOnlyCookie(core.config, SESSION_COOKIE, token, cookiePath, accounts.ACCESS_TOKEN_LIFETIME_S)
+  const clearedCookie = httpOnlyCookie(core.config, SESSION_COOKIE, null, cookiePath, accounts.ACCESS_TOKEN_LIFETIME_S)
 
   const currentUser = async (request: Request): Promise<UserResponse | null> => {
-    const token = request.headers.get('cookie')?.match(new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`))?.[1]
+    const token = readCookie(request, SESSION_COOKIE)
     return token ? accounts.userFromToken(core, token) : null
   }
   /** Message of a rule failure for a form: field messages, or one line for the whole form. */
