@@ -235,6 +235,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   return Object.freeze(config)
 }
 
+/** The origin links in mails and callback addresses use: APP_URL, never a request's Host header (a client controls it). */
+export const publicOrigin = (config: Pick<Config, 'appUrl' | 'port'>): string => config.appUrl ?? `http://localhost:${config.port}`
+
 /**
  * Secrets generated on first start outside production, kept (mode 0600) so restarts keep sessions and data
  * readable. A kept value is never replaced: the key may be the only way to read data encrypted with it.

@@ -36,7 +36,7 @@ export interface LayoutProps {
   base: string
   brand: string
   nav?: JSX.Element
-  flash?: { kind: 'ok' | 'error'; text: string } | null
+  flash?: Flash
   /** Further scripts of the page, by file name under `{base}/static/` (loaded after app.js, deferred). */
   scripts?: string[]
 }

@@ -8,6 +8,7 @@ import { oneTimeTokens } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
+import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
 import { auditLog } from '../audit'
 import type { ProfileUser, RegisterBody, SessionUser } from '../models/accounts'
@@ -49,7 +50,7 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase()
 
 /** Links in mails use APP_URL, never the request's Host header (which a client controls). */
 export function appLink(core: Core, path: string, token: string): string {
-  const origin = core.config.appUrl ?? `http://localhost:${core.config.port}`
+  const origin = publicOrigin(core.config)
   return `${origin}${core.config.clinicalBasePath}${path}?token=${encodeURIComponent(token)}`
 }
 

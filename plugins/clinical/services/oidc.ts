@@ -13,6 +13,7 @@ import { constantTimeEqual, randomToken, sha256Hex } from '../../../src/core/cry
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import { withTimeout } from '../../../src/core/timeout'
+import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
 import { auditLog } from '../audit'
 import type { SessionUser } from '../models/accounts'
@@ -184,7 +185,7 @@ async function enabledSettings(core: Core): Promise<OidcSettings> {
 
 /** The callback address registered at the identity provider: APP_URL based, never the request's Host. */
 export function redirectUri(core: Core): string {
-  const origin = core.config.appUrl ?? `http://localhost:${core.config.port}`
+  const origin = publicOrigin(core.config)
   return `${origin}${core.config.clinicalBasePath}/api/auth/oidc/callback`
 }
 

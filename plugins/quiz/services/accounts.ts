@@ -6,6 +6,7 @@ import { oneTimeTokens } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql as raw } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
+import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
 import { USER_SETTINGS_MAX_BYTES, type RegisterBody, type Role, type UpdateMeBody, type UserResponse } from '../models/accounts'
 import { getSystemSettings } from './settings'
@@ -65,7 +66,7 @@ export const userSettingsKey = (userId: number) => `quiz:user:${userId}:settings
 
 /** Links in mails use APP_URL, never the request's Host header (which a client controls). */
 export function appLink(core: Core, path: string, token: string): string {
-  const origin = core.config.appUrl ?? `http://localhost:${core.config.port}`
+  const origin = publicOrigin(core.config)
   return `${origin}${core.config.quizBasePath}${path}?token=${encodeURIComponent(token)}`
 }
 
