@@ -2,7 +2,7 @@
 // real app on each database target: the admin list and detail objects, verify / disable / enable with their
 // effects on login and on live sessions, the audit entries, the registration switch, and the admin-only guard.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { USER_ID_MAX } from '../plugins/admin/model'
+import { INT4_MAX } from '../src/core/schema'
 import { auditLog } from '../plugins/clinical/audit'
 import { API_CALLS_FLUSH_MS } from '../plugins/clinical/guard'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
@@ -159,8 +159,8 @@ for (const target of databaseTargets()) {
         const unknown = await api.get(`/api/admin/users/${max!.id + 1000}`)
         expect(unknown.status).toBe(404)
         expect(await unknown.json()).toMatchObject({ success: false, error: expect.any(String) })
-        expect((await api.get(`/api/admin/users/${USER_ID_MAX}`)).status).toBe(404)
-        for (const bad of ['abc', '1.5', '0', '-3', String(USER_ID_MAX + 1), '1e3x']) {
+        expect((await api.get(`/api/admin/users/${INT4_MAX}`)).status).toBe(404)
+        for (const bad of ['abc', '1.5', '0', '-3', String(INT4_MAX + 1), '1e3x']) {
           const res = await api.get(`/api/admin/users/${bad}`)
           expect(res.status, bad).toBe(400)
           expect(await res.json()).toMatchObject({ success: false, error: expect.any(String) })
@@ -188,9 +188,9 @@ for (const target of databaseTargets()) {
 
       it('404 for an unknown user, with no audit entry', async () => {
         const api = client()
-        const res = await api.post(`/api/admin/users/${USER_ID_MAX}/verify`)
+        const res = await api.post(`/api/admin/users/${INT4_MAX}/verify`)
         expect(res.status).toBe(404)
-        expect(await auditRows('user_verified', USER_ID_MAX)).toHaveLength(0)
+        expect(await auditRows('user_verified', INT4_MAX)).toHaveLength(0)
       })
     })
 
@@ -272,7 +272,7 @@ for (const target of databaseTargets()) {
       it('404 for an unknown user on disable and enable', async () => {
         const api = client()
         for (const action of ['disable', 'enable']) {
-          const res = await api.post(`/api/admin/users/${USER_ID_MAX}/${action}`)
+          const res = await api.post(`/api/admin/users/${INT4_MAX}/${action}`)
           expect(res.status, action).toBe(404)
           expect(await res.json()).toMatchObject({ success: false, error: expect.any(String) })
         }

@@ -1,11 +1,10 @@
 // TypeBox models of spec 3's user administration and registration setting; the OpenAPI docs come from them.
 import { t } from 'elysia'
 import { Role } from '../clinical/exports'
+import { RowId } from '../../src/core/schema'
 
-/** clinical.users.id is a Postgres integer: a larger id is refused as input rather than failing in the query. */
-export const USER_ID_MAX = 2_147_483_647
 /** spec 3, Endpoints: "Path parameter `id` is a number". */
-export const UserIdParams = t.Object({ id: t.Integer({ minimum: 1, maximum: USER_ID_MAX, description: 'The user id' }) })
+export const UserIdParams = t.Object({ id: RowId('The user id') })
 
 /** spec 3, Administration objects: User (admin list). */
 export const AdminUser = t.Object({

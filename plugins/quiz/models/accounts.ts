@@ -1,5 +1,6 @@
 // TypeBox models of the quiz service's accounts, admin users and settings (spec 1); the OpenAPI docs come from them.
 import { t } from 'elysia'
+import { RowId } from '../../../src/core/schema'
 
 export const PASSWORD_MIN = 8 // spec 1, limits: password at least 8 characters
 export const PASSWORD_MAX = 256
@@ -79,7 +80,7 @@ export const CreateUserBody = t.Object({
 })
 export const RoleBody = t.Object({ role: Role })
 export const UnthrottleBody = t.Object({ unthrottled: t.Boolean() })
-export const UserIdParams = t.Object({ user_id: t.Integer({ minimum: 1 }) })
+export const UserIdParams = t.Object({ user_id: RowId() })
 
 export const SystemSettings = t.Object({
   registration_enabled: t.Boolean(),

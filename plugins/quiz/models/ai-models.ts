@@ -1,5 +1,6 @@
 // TypeBox models of spec 1's Admin: AI model configuration and the embedding admin; the OpenAPI docs come from them.
 import { t } from 'elysia'
+import { RowId } from '../../../src/core/schema'
 
 export const AI_TASKS = ['extraction', 'tts', 'teach', 'keyword'] as const
 export type AiTask = (typeof AI_TASKS)[number]
@@ -60,7 +61,7 @@ export const UpdateModelBody = t.Object({
 }, { description: 'A partial update: only the fields present change. api_key: null clears the stored key, absent keeps it.' })
 export type UpdateModelBody = typeof UpdateModelBody.static
 
-export const ModelIdParams = t.Object({ model_id: t.Integer({ minimum: 1, description: 'The configuration\'s id (not its model name)' }) })
+export const ModelIdParams = t.Object({ model_id: RowId('The configuration\'s id (not its model name)') })
 
 export const AvailableQuery = t.Object({ task: t.Optional(AiTask) })
 export const AvailableModel = t.Object({

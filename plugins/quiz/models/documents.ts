@@ -1,5 +1,6 @@
 // TypeBox models of the quiz service's documents and sections (spec 1, Documents); the OpenAPI docs come from them.
 import { t } from 'elysia'
+import { RowId } from '../../../src/core/schema'
 
 export const SECTION_NAME_MAX = 200
 export const ORIGINAL_FILENAME_MAX = 255
@@ -59,6 +60,6 @@ export const SectionResponse = t.Object({
 })
 export type SectionResponse = typeof SectionResponse.static
 
-const Id = t.Integer({ minimum: 1, maximum: 2_147_483_647 }) // integer identity columns
+const Id = RowId()
 export const DocumentParams = t.Object({ document_id: Id })
 export const SectionParams = t.Object({ document_id: Id, section_id: Id })

@@ -1,5 +1,6 @@
 // TypeBox models of spec 1's Quizzes area (creation by extraction, extraction jobs); the OpenAPI docs come from them.
 import { t } from 'elysia'
+import { RowId } from '../../../src/core/schema'
 
 export const TITLE_MAX = 200
 export const TIME_LIMIT_MAX_MINUTES = 24 * 60
@@ -29,12 +30,12 @@ export const ExtractedQuestion = t.Object({
 export type ExtractedQuestion = typeof ExtractedQuestion.static
 
 export const CreateQuizBody = t.Object({
-  section_id: t.Integer({ minimum: 1, description: 'The section whose pages are extracted; its document must be ready' }),
+  section_id: RowId('The section whose pages are extracted; its document must be ready'),
   title: t.String({ minLength: 1, maxLength: TITLE_MAX }),
   mode: QuizMode,
   time_limit_minutes: t.Optional(t.Nullable(t.Integer({ minimum: 1, maximum: TIME_LIMIT_MAX_MINUTES, description: 'For timed quizzes' }))),
-  model_id: t.Optional(t.Nullable(t.Integer({ minimum: 1, description: 'An AI model configuration id (task extraction); null: the default extraction model' }))),
-  question_category_id: t.Optional(t.Nullable(t.Integer({ minimum: 1, description: 'Question category given to every extracted question' }))),
+  model_id: t.Optional(t.Nullable(RowId('An AI model configuration id (task extraction); null: the default extraction model'))),
+  question_category_id: t.Optional(t.Nullable(RowId('Question category given to every extracted question'))),
   extraction_mode: t.Optional(t.Nullable(ExtractionMode)),
 })
 export type CreateQuizBody = typeof CreateQuizBody.static
