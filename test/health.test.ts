@@ -49,6 +49,13 @@ for (const target of databaseTargets()) {
       }
     })
 
+    it('answers the browser\'s /favicon.ico with the icon (Swagger UI links none)', async () => {
+      const icon = await t.get('/favicon.ico')
+      expect(icon.status).toBe(200)
+      expect(icon.headers.get('content-type')).toBe('image/svg+xml')
+      expect(await icon.text()).toContain('<svg')
+    })
+
     it('stamps the standard hardening headers on every response', async () => {
       const res = await t.get('/api/health')
       expect(res.headers.get('x-content-type-options')).toBe('nosniff')

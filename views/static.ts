@@ -15,15 +15,14 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'swagger/swagger-ui.css': { file: moduleFile('swagger-ui-dist/swagger-ui.css'), type: 'text/css; charset=utf-8' },
 }
 
+const serve = (asset: { file: string; type: string }) =>
+  new Response(Bun.file(asset.file), { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
+
 export const staticAssets = () =>
-  new Elysia({ name: 'views.static' }).get(
-    '/static/*',
-    ({ params, status }) => {
+  new Elysia({ name: 'views.static' })
+    .get('/static/*', ({ params, status }) => {
       const asset = ASSETS[params['*']]
-      if (!asset) return status(404, 'Not Found')
-      return new Response(Bun.file(asset.file), {
-        headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
-      })
-    },
-    { detail: { hide: true } },
-  )
+      return asset ? serve(asset) : status(404, 'Not Found')
+    }, { detail: { hide: true } })
+    // Pages without an icon link (Swagger UI) make browsers ask for /favicon.ico: the same icon, not a 404.
+    .get('/favicon.ico', () => serve(ASSETS['favicon.svg']!), { detail: { hide: true } })
