@@ -206,6 +206,7 @@ for (const target of databaseTargets()) {
         expect(authCookieLine(res)).toBeUndefined()
         const mail = await sink.waitFor(isVerifyMail(email))
         expect(mail.text).toContain('http://localhost/api/auth/verify-email?token=')
+        expect(mail.text).toContain('valid for 24 hours')
         const [row] = await t.db.sql<{ role: string; email_verified: boolean }>`select role, email_verified from clinical.users where email = ${email}`
         expect(row).toEqual({ role: 'user', email_verified: false })
         await expectError(await login(t, email), 403, 'Email not verified')
@@ -502,6 +503,7 @@ for (const target of databaseTargets()) {
         expect(answers.size).toBe(1)
         const mail = await sink.waitFor(isResetMail(email))
         expect(mail.text).toContain('http://localhost/reset-password?token=')
+        expect(mail.text).toContain('valid for 1 hour and works once')
         secrets.add(linkIn(mail, '/reset-password').token)
         await settle()
         expect(sink.to(unknown)).toHaveLength(0)

@@ -110,6 +110,7 @@ for (const target of databaseTargets()) {
       expect(body).not.toHaveProperty('access_token')
       const mail = await sink.waitFor(isVerifyMail(email))
       expect(mail.text).toContain('http://localhost/quiz/verify-email?token=')
+      expect(mail.text).toContain('valid for 24 hours')
       expect(mail.subject.length).toBeGreaterThan(0)
       const [row] = await t.db.sql<{ role: string }>`select role from quiz.users where lower(email) = lower(${email})`
       expect(row?.role).toBe('user')

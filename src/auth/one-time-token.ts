@@ -4,6 +4,7 @@
 import { randomToken, sha256Hex } from '../core/crypto'
 import { rawSql, type Db } from '../core/db'
 import { HttpError } from '../core/errors'
+import type { MailMessage } from '../core/mail'
 
 export type OneTimePurpose = 'verify_email' | 'reset_password'
 
@@ -34,3 +35,25 @@ export function oneTimeTokens(table: 'quiz.auth_tokens' | 'clinical.auth_tokens'
     },
   }
 }
+
+/** "1 hour", "24 hours", "30 minutes": a token lifetime as the mails state it. */
+const lifetimeText = (seconds: number) =>
+  seconds % 3600 === 0 ? `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}` : `${Math.round(seconds / 60)} minutes`
+
+type Recipient = { email: string; name: string }
+
+/** The mail carrying an email-verification link, the same for both services. */
+export const verificationMail = (user: Recipient, link: string, lifetimeS: number): MailMessage => ({
+  to: user.email,
+  subject: 'Confirm your email address',
+  text: `Hello ${user.name},\n\nConfirm your email address to finish signing up:\n\n${link}\n\n`
+    + `The link is valid for ${lifetimeText(lifetimeS)}. If you did not sign up, ignore this message.\n`,
+})
+
+/** The mail carrying a password-reset link, the same for both services. */
+export const resetPasswordMail = (user: Recipient, link: string, lifetimeS: number): MailMessage => ({
+  to: user.email,
+  subject: 'Reset your password',
+  text: `Hello ${user.name},\n\nSomeone asked to reset the password of your account. To choose a new one, open:\n\n${link}\n\n`
+    + `The link is valid for ${lifetimeText(lifetimeS)} and works once. If it was not you, ignore this message: your password stays as it is.\n`,
+})

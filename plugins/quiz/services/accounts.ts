@@ -2,7 +2,7 @@
 // Plain functions over the core services; nothing here knows about HTTP.
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
-import { oneTimeTokens } from '../../../src/auth/one-time-token'
+import { oneTimeTokens, resetPasswordMail, verificationMail } from '../../../src/auth/one-time-token'
 import { isUniqueViolation, rawSql as raw } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
@@ -89,11 +89,7 @@ const tokens = oneTimeTokens('quiz.auth_tokens', MESSAGES.invalidToken)
 async function sendVerificationMail(core: Core, user: { id: number; email: string; name: string }) {
   const token = await tokens.create(core.db, user.id, 'verify_email', VERIFY_TOKEN_LIFETIME_S, core.now())
   const link = appLink(core, '/verify-email', token)
-  await core.mail.send({
-    to: user.email,
-    subject: 'Confirm your email address',
-    text: `Hello ${user.name},\n\nConfirm your email address to finish signing up:\n\n${link}\n\nThe link is valid for 24 hours. If you did not sign up, ignore this message.\n`,
-  })
+  await core.mail.send(verificationMail(user, link, VERIFY_TOKEN_LIFETIME_S))
 }
 
 /** Runs mail work after the response: the caller's answer must not depend on whether (or how fast) it happens. */
@@ -177,11 +173,7 @@ export async function forgotPassword(core: Core, email: string): Promise<string>
     if (!user) return
     const token = await tokens.create(core.db, user.id, 'reset_password', RESET_TOKEN_LIFETIME_S, core.now())
     const link = appLink(core, '/reset-password', token)
-    await core.mail.send({
-      to: user.email,
-      subject: 'Reset your password',
-      text: `Hello ${user.name},\n\nSomeone asked to reset the password of your account. To choose a new one, open:\n\n${link}\n\nThe link is valid for 1 hour and works once. If it was not you, ignore this message: your password stays as it is.\n`,
-    })
+    await core.mail.send(resetPasswordMail(user, link, RESET_TOKEN_LIFETIME_S))
   })
   return MESSAGES.forgot
 }
