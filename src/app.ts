@@ -103,8 +103,10 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
       headers: { 'content-type': core.metrics.registry.contentType },
     }), { detail: { tags: ['Health'], summary: 'Prometheus metrics (app_ai_*)' } })
 
-  const isQuizPath = (path: string) =>
-    config.quizBasePath === '' ? false : path === config.quizBasePath || path.startsWith(config.quizBasePath + '/')
+  const under = (base: string, path: string) => base === '' || path === base || path.startsWith(base + '/')
+  // The service with the longer matching base path serves the request, so either may sit at the root.
+  const isQuizPath = (path: string) => under(config.quizBasePath, path)
+    && (!under(config.clinicalBasePath, path) || config.quizBasePath.length > config.clinicalBasePath.length)
 
   // spec 2, CORS and limits: the clinical app's envelope. Requests without an Origin pass; an allowed origin gets
   // credentialed CORS headers; a disallowed one gets none, and its state-changing /api requests are refused.

@@ -63,3 +63,23 @@ for (const target of databaseTargets()) {
     })
   })
 }
+
+describe('mount points (RUNTIME.md: CLINICAL_BASE_PATH, QUIZ_BASE_PATH)', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp({ env: { QUIZ_BASE_PATH: '', CLINICAL_BASE_PATH: '/clinic' } })
+  })
+  afterAll(() => t.close())
+
+  it('serves the quiz service at the root when the clinical service has a base path of its own', async () => {
+    expect(await (await t.get('/clinic/api/health')).json()).toEqual({ ok: true })
+    const quiz = await t.get('/api/auth/me')
+    expect(quiz.status).toBe(401)
+    expect(await quiz.json()).toEqual({ detail: expect.any(String) })
+    const clinical = await t.get('/clinic/api/auth/me')
+    expect(clinical.status).toBe(401)
+    expect(await clinical.json()).toMatchObject({ success: false })
+    const docs = (await (await t.get('/docs/json')).json()) as { paths: Record<string, unknown> }
+    expect(Object.keys(docs.paths)).toContain('/api/documents/upload')
+  })
+})
