@@ -394,7 +394,19 @@ for (const target of databaseTargets()) {
         expect(res.status).toBe(422)
         expect(Array.isArray(((await res.json()) as { detail: unknown }).detail)).toBe(true)
       }
+      // A body that is not JSON (curl --data sends it as a form) is refused, not stored as a form's fields.
+      for (const [body, type] of [['theme=dark', 'application/x-www-form-urlencoded'], ['{"theme":', 'application/json'], ['', 'text/plain']]) {
+        const res = await t.request(`${API}/auth/me/settings`, { method: 'PUT', body, token, headers: { 'content-type': type! } })
+        expect(res.status).toBeGreaterThanOrEqual(400)
+        expect(res.status).toBeLessThan(500)
+      }
       expect(await (await t.get(`${API}/auth/me/settings`, { token })).json()).toEqual(stored)
+      // JSON sent with a form's content type (curl --data '{...}') is read as the JSON it is.
+      const res = await t.request(`${API}/auth/me/settings`, {
+        method: 'PUT', body: '{"theme":"light"}', token, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      })
+      expect(res.status).toBe(200)
+      expect(await (await t.get(`${API}/auth/me/settings`, { token })).json()).toEqual({ theme: 'light' })
     })
 
     it('the /me routes need credentials: 401 without a token', async () => {

@@ -63,6 +63,7 @@ export const authRoutes = (core: Core) =>
       await accounts.saveUserSettings(core, user.id, body)
       return { saved: true as const }
     }, {
-      role: 'user', body: t.Unknown({ description: 'Any JSON object, at most 64 KiB' }), response: t.Object({ saved: t.Literal(true) }),
+      // Read as JSON whatever the declared type: a form-encoded body would otherwise be stored as a form's fields.
+      role: 'user', parse: 'json', body: t.Unknown({ description: 'Any JSON object, at most 64 KiB' }), response: t.Object({ saved: t.Literal(true) }),
       detail: { tags, summary: 'Replace the caller\'s settings' },
     })
