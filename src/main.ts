@@ -23,6 +23,16 @@ async function main() {
   }
   const log = createLogger(config.logLevel)
   const started = performance.now()
+  // A signal during start-up lets the migrations finish, then stops cleanly once the server runs; a second one
+  // (start-up hanging on an unreachable database, say) ends the process at once.
+  let pendingSignal: string | null = null
+  const early = (signal: NodeJS.Signals) => {
+    if (pendingSignal) process.exit(1)
+    pendingSignal = signal
+    log.warn({ signal }, 'stopping once start-up has finished; send it again to stop at once')
+  }
+  process.on('SIGTERM', early)
+  process.on('SIGINT', early)
   let booted
   try {
     booted = await boot(config, plugins, { log })
@@ -58,16 +68,23 @@ async function main() {
       log.error('shutdown took too long; exiting')
       flushLog(log)
       process.exit(1)
-    }, SHUTDOWN_GRACE_MS + 5_000)
-    await Promise.race([Promise.all([server.stop(false), quizServer?.stop(false)]), Bun.sleep(SHUTDOWN_GRACE_MS)])
+    }, SHUTDOWN_GRACE_MS + 10_000)
+    // Requests and running jobs share one grace period; jobs still running after it are handed back (claimable).
+    await Promise.all([
+      Promise.race([Promise.all([server.stop(false), quizServer?.stop(false)]), Bun.sleep(SHUTDOWN_GRACE_MS)]),
+      booted.core.jobs.stop(SHUTDOWN_GRACE_MS),
+    ])
     await booted.shutdown()
     clearTimeout(forced)
     log.info('stopped')
     flushLog(log)
     process.exit(0)
   }
+  process.off('SIGTERM', early)
+  process.off('SIGINT', early)
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  if (pendingSignal) void shutdown(pendingSignal)
 }
 
 await main()

@@ -114,3 +114,33 @@ describe('server process', () => {
     expect(output).toContain('"msg":"stopped"')
   })
 })
+
+describe('server process stopped during start-up', () => {
+  it('a SIGTERM before the server listens lets start-up finish, then stops cleanly with exit 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'server-test-'))
+    try {
+      const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: 'memory://', LOG_LEVEL: 'info' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      // Start-up has begun (boot's first log line: the generated-secret warning) and is migrating the database.
+      const reader = proc.stdout.getReader()
+      let output = ''
+      while (!output.includes('JWT_SECRET is not set')) {
+        const { done, value } = await reader.read()
+        if (done) break
+        output += new TextDecoder().decode(value)
+      }
+      expect(output).not.toContain('"msg":"listening"')
+      proc.kill('SIGTERM')
+      expect(await proc.exited).toBe(0)
+      for (let r = await reader.read(); !r.done; r = await reader.read()) output += new TextDecoder().decode(r.value)
+      expect(output).toContain('"msg":"listening"')
+      expect(output).toContain('"msg":"stopped"')
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
