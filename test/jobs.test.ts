@@ -319,6 +319,71 @@ for (const target of databaseTargets()) {
         expect(final.steps.map((s) => s.message)).toEqual(['one'])
       })
 
+      it('a cancel that comes before recordResult rolls the handler\'s transaction back, so no work is saved', async () => {
+        const kind = uniqueKind('cancel-before-result')
+        const inserted = Promise.withResolvers<void>()
+        const proceed = Promise.withResolvers<void>()
+        let recordThrew: unknown = null
+        const jobs = jobsFor({ workers: 1 })
+        jobs.register(kind, async (ctx) => {
+          await db.transaction(async (tx) => {
+            await tx.sql`insert into test.job_writes (job_id, note) values (${ctx.id}, 'work')`
+            inserted.resolve()
+            await proceed.promise
+            try {
+              await ctx.recordResult(tx, { saved: true })
+            } catch (err) {
+              recordThrew = err
+              throw err
+            }
+          })
+          return { saved: true }
+        })
+        const job = await jobs.enqueue(kind, {}, { service: SERVICE })
+        const run = jobs.runOnce('w0')
+        await inserted.promise
+        const cancelling = jobs.cancel(job.id)
+        proceed.resolve()
+        expect(await cancelling).toBe('cancelled')
+        await run
+        expect(recordThrew).toBeInstanceOf(JobCancelled)
+        expect(await db.sql`select note from test.job_writes where job_id = ${job.id}`).toEqual([])
+        const final = (await jobs.get(job.id))!
+        expect(final.status).toBe('cancelled')
+        expect(final.result).toBeNull()
+      })
+
+      it('a cancel that comes once the result is recorded is refused: the saved work stays and the job completes', async () => {
+        const kind = uniqueKind('cancel-after-result')
+        const recorded = Promise.withResolvers<void>()
+        const proceed = Promise.withResolvers<void>()
+        const worker = jobsFor({ workers: 1 })
+        worker.register(kind, async (ctx) => {
+          await db.transaction(async (tx) => {
+            await tx.sql`insert into test.job_writes (job_id, note) values (${ctx.id}, 'work')`
+            await ctx.recordResult(tx, { saved: true })
+            recorded.resolve()
+            await proceed.promise
+          })
+          await ctx.step('saved')
+          return { saved: true }
+        })
+        const web = jobsFor({ workers: 1 }) // the cancel request arrives in another process
+        const job = await worker.enqueue(kind, {}, { service: SERVICE })
+        const run = worker.runOnce('w0')
+        await recorded.promise
+        // It waits for the handler's transaction (the job row is locked), then finds the result recorded.
+        const cancelling = web.cancel(job.id)
+        proceed.resolve()
+        expect(await cancelling).toBe('not_running')
+        await run
+        expect(await db.sql`select note from test.job_writes where job_id = ${job.id}`).toEqual([{ note: 'work' }])
+        const final = (await worker.get(job.id))!
+        expect(final.status).toBe('completed')
+        expect(final.result).toEqual({ saved: true })
+        expect(final.steps.map((step) => step.message)).toEqual(['saved'])
+      })
+
       it('answers not_running for a finished job and not_found for an unknown id', async () => {
         const kind = uniqueKind('cancel-done')
         const jobs = jobsFor({ workers: 1 })

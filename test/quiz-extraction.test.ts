@@ -15,7 +15,7 @@ import { API, createAccount, expectDetail, expectValidation, registerAdmin, uplo
 setDefaultTimeout(30_000)
 
 interface JobBody { job_id: string; title: string; status: string; steps: Array<{ message: string }>; quiz_id?: number; error?: string }
-interface ListItem { job_id: string; title: string; status: string; steps_count: number; last_step: string | null; quiz_id: number | null }
+interface ListItem { job_id: string; title: string; status: string; steps_count: number; last_step: string; quiz_id: number | null }
 interface QuestionRow {
   id: number; question_text: string; options: string[]; correct_answer: string; explanation: string
   question_category_id: number | null; source_quiz_id: number; created_by: number; position: number
@@ -342,8 +342,11 @@ for (const target of databaseTargets()) {
         const empty = await sectionOver(t, otherModerator, ['   ', ''], { name: longName })
         const failed = await createQuiz(t, otherModerator, body(empty))
         const completed = await createQuiz(t, otherModerator, body(knownSection))
-        // A document-processing job of the same owner is not an extraction job.
-        await t.db.sql`insert into core.jobs (id, kind, service, owner_id, title, status) values (${crypto.randomUUID()}, 'quiz.document', 'quiz', ${otherModerator.id}, 'doc', 'completed')`
+        // Document-processing jobs of the same owner are not extraction jobs, and more of them, newer, hide none of ours.
+        await t.db.sql`
+          insert into core.jobs (id, kind, service, owner_id, title, status, created_at)
+          select gen_random_uuid(), 'quiz.document', 'quiz', ${otherModerator.id}, 'doc', 'completed', now() + n * interval '1 second'
+          from generate_series(1, 150) as n`
         const res = await t.get(`${API}/quizzes/jobs`, { token: otherModerator.token })
         expect(res.status).toBe(200)
         const list = (await res.json()) as ListItem[]

@@ -2,7 +2,7 @@
 // workers (in one process or several) never run one job; a lease, renewed while the job runs, lets another
 // worker reclaim a job whose process died. WORKERS=0 runs each job inline, inside the request that enqueued it.
 import { hostname } from 'node:os'
-import { rawSql as raw, type Db } from './db'
+import { fragment, rawSql as raw, type Db } from './db'
 import type { Logger } from './log'
 
 export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled'
@@ -43,6 +43,12 @@ export interface JobContext<P = unknown> {
   step(message: string, extra?: { name?: string; status?: string }): Promise<void>
   /** Throws JobCancelled when the job was cancelled (a cheap check between steps). */
   throwIfCancelled(): Promise<void>
+  /**
+   * Records the job's result inside the handler's own transaction: a job that already was cancelled throws
+   * JobCancelled (rolling the transaction back), and from the commit on a cancel is refused, so a cancel can
+   * never leave the job `cancelled` beside work that was saved.
+   */
+  recordResult(tx: Db, result: unknown): Promise<void>
 }
 
 export type JobHandler<P = any> = (ctx: JobContext<P>) => Promise<unknown>
@@ -68,8 +74,9 @@ export interface Jobs {
   /** Inserts the job. With WORKERS=0 it runs it before returning, and the record returned is final. */
   enqueue(kind: string, payload: unknown, opts: EnqueueOptions): Promise<JobRecord>
   get(id: string): Promise<JobRecord | null>
-  listForOwner(service: string, ownerId: number, limit?: number): Promise<JobRecord[]>
-  /** Cancels a pending or running job: `cancelled`, `not_running` (already finished) or `not_found`. */
+  /** The owner's newest jobs of a service, of one kind when `kind` is given. */
+  listForOwner(service: string, ownerId: number, limit?: number, kind?: string): Promise<JobRecord[]>
+  /** Cancels a pending or running job: `cancelled`, `not_running` (finished, or its result already recorded) or `not_found`. */
   cancel(id: string): Promise<'cancelled' | 'not_running' | 'not_found'>
   /** Claims and runs one job; false when none was claimable. Workers loop on it; tests call it directly. */
   runOnce(workerId?: string): Promise<boolean>
@@ -160,6 +167,17 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
           select status, locked_by from core.jobs where id = ${job.id}`
         check(row)
       },
+      async recordResult(tx, result) {
+        throwIfAborted()
+        const [row] = await tx.sql<{ id: string }>`
+          update core.jobs set result = ${{ value: result ?? null }}::jsonb -> 'value'
+          where id = ${job.id} and status = 'running' and locked_by = ${worker}
+          returning id`
+        if (row) return
+        await ctx.throwIfCancelled()
+        controller.abort()
+        throw new JobLost()
+      },
     }
     // Renew the lease while the handler works between steps.
     const heartbeat = setInterval(() => {
@@ -222,30 +240,32 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       return row!
     },
     get: read,
-    async listForOwner(service, ownerId, limit = 20) {
+    async listForOwner(service, ownerId, limit = 20, kind) {
       return db.sql<JobRecord>`
         select ${raw(COLUMNS)} from core.jobs
-        where service = ${service} and owner_id = ${ownerId}
+        where service = ${service} and owner_id = ${ownerId} ${kind === undefined ? raw('') : fragment`and kind = ${kind}`}
         order by created_at desc limit ${limit}`
     },
     async cancel(id) {
-      // Stop a handler of this process first: on PGlite the update below waits until its transaction ends.
+      // Tell a handler of this process first: on PGlite the update below waits until its transaction ends, and
+      // the handler's next step or recordResult must refuse to go on meanwhile.
       const local = running.get(id)
-      if (local) {
-        local.cancelled = true
-        local.controller.abort()
-      }
+      if (local) local.cancelled = true
+      // A job that recorded its result (recordResult) has saved its work: too late to cancel.
       const [row] = await db.sql<{ status: JobStatus }>`
-        with target as (select id, status from core.jobs where id = ${id} for update),
+        with target as (select id, status, result from core.jobs where id = ${id} for update),
         changed as (
           update core.jobs j set status = 'cancelled', finished_at = now(), lease_until = null
-          from target where j.id = target.id and target.status in ('pending', 'running')
+          from target where j.id = target.id and target.status in ('pending', 'running') and target.result is null
           returning j.id
         )
         select case when exists (select 1 from changed) then 'cancelled' else target.status end as status from target`
-      if (!row) return 'not_found'
-      if (row.status !== 'cancelled') return 'not_running'
-      return 'cancelled'
+      const outcome = !row ? 'not_found' : row.status === 'cancelled' ? 'cancelled' : 'not_running'
+      if (local) {
+        if (outcome === 'cancelled') local.controller.abort()
+        else local.cancelled = false
+      }
+      return outcome
     },
     async runOnce(workerId = `${processId}:w0`) {
       const kinds = [...handlers.keys()]

@@ -57,7 +57,7 @@ export const JobListItem = t.Object({
   title: t.String(),
   status: JobStatus,
   steps_count: t.Integer(),
-  last_step: t.Nullable(t.String({ maxLength: LAST_STEP_MAX, description: 'The latest step, cut to 80 characters; null before the first step' })),
+  last_step: t.String({ maxLength: LAST_STEP_MAX, description: 'The latest step, cut to 80 characters; empty before the first step' }),
   quiz_id: t.Nullable(t.Integer({ description: 'Set when completed' })),
 })
 

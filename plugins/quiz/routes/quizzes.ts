@@ -52,6 +52,6 @@ export const quizzesRoutes = (core: Core) =>
       role: 'user', params: JobIdParams, response: CancelledResponse,
       detail: {
         tags: ['Quizzes'], summary: 'Cancel one\'s own extraction job',
-        description: 'A pending or running job is cancelled and stops at its next step; no quiz is written. 403 when the caller does not own the job; 400 when it is not running (completed, failed or cancelled); 404 unknown job.',
+        description: 'A pending or running job is cancelled and stops at its next step; no quiz is written. 403 when the caller does not own the job; 400 when it is not running (completed, failed or cancelled) or has already saved its quiz; 404 unknown job.',
       },
     })

@@ -174,6 +174,8 @@ async function runExtraction(core: Core, ctx: JobContext<ExtractionPayload>): Pr
       insert into quiz.quizzes (section_id, user_id, title, mode, time_limit_minutes)
       values (${p.section_id}, ${ctx.ownerId}, ${p.title}, ${p.mode}, ${p.time_limit_minutes})
       returning id`
+    // From here a cancel is refused; one that came first rolls this transaction back.
+    await ctx.recordResult(tx, { quiz_id: quiz!.id })
     // Identity values follow the order rows are inserted in, so positions can follow the ids.
     const rows = await tx.sql<{ id: number; question_text: string }>`
       insert into quiz.questions (question_text, options, correct_answer, explanation, question_category_id, source_quiz_id, created_by)
@@ -218,19 +220,15 @@ const quizIdOf = (job: JobRecord): number | null => {
 
 /** GET /api/quizzes/jobs: the caller's recent extraction jobs, newest first. */
 export async function listExtractionJobs(core: Core, userId: number) {
-  // Other quiz jobs of the same owner (document processing) share the listing query; ask for more, keep ours.
-  const jobs = (await core.jobs.listForOwner(SERVICE, userId, RECENT_JOBS * 5)).filter((j) => j.kind === EXTRACTION_JOB_KIND).slice(0, RECENT_JOBS)
-  return jobs.map((j) => {
-    const last = j.steps[j.steps.length - 1]?.message ?? null
-    return {
-      job_id: j.id,
-      title: j.title,
-      status: j.status,
-      steps_count: j.steps.length,
-      last_step: last === null ? null : last.slice(0, LAST_STEP_MAX),
-      quiz_id: quizIdOf(j),
-    }
-  })
+  const jobs = await core.jobs.listForOwner(SERVICE, userId, RECENT_JOBS, EXTRACTION_JOB_KIND)
+  return jobs.map((j) => ({
+    job_id: j.id,
+    title: j.title,
+    status: j.status,
+    steps_count: j.steps.length,
+    last_step: (j.steps[j.steps.length - 1]?.message ?? '').slice(0, LAST_STEP_MAX),
+    quiz_id: quizIdOf(j),
+  }))
 }
 
 async function findJob(core: Core, jobId: string): Promise<JobRecord> {
@@ -262,6 +260,6 @@ export async function cancelExtractionJob(core: Core, userId: number, jobId: str
   if (job.owner_id !== userId) throw HttpError.forbidden('not_job_owner', 'Not your job')
   if (job.status !== 'pending' && job.status !== 'running') throw HttpError.badRequest('job_not_running', `The job is not running (status: ${job.status})`)
   const outcome = await core.jobs.cancel(job.id)
-  if (outcome !== 'cancelled') throw HttpError.badRequest('job_not_running', 'The job is not running')
+  if (outcome !== 'cancelled') throw HttpError.badRequest('job_not_running', 'The job is not running: its quiz is already saved')
   return { status: 'cancelled' }
 }
