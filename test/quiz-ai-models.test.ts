@@ -82,7 +82,7 @@ for (const target of databaseTargets()) {
 
     it('the first model created for a task becomes its default; later ones do not', async () => {
       const first = await createOk({ name: 'First', model_id: uniqueModel('first'), task: 'keyword', is_active: true, is_default: false, api_key: null })
-      expect(first).toMatchObject({ task: 'keyword', is_active: true, is_default: true, api_key: null })
+      expect(first).toMatchObject({ task: 'keyword', is_active: true, is_default: true, api_key: '' })
       const second = await createOk({ name: 'Second', model_id: uniqueModel('second'), task: 'keyword', is_active: true, is_default: false, api_key: null })
       expect(second.is_default).toBe(false)
       expect((await defaultsOf('keyword')).map((r) => r.id)).toEqual([first.id])
@@ -178,7 +178,7 @@ for (const target of databaseTargets()) {
       expect(body).toMatchObject({ name: 'Partial 2', is_active: false, api_base: null, api_key: created.api_key })
       res = await update(created.id, { api_key: null })
       body = (await res.json()) as ModelBody
-      expect(body.api_key).toBeNull()
+      expect(body.api_key).toBe('')
       const [row] = await t.db.sql<{ api_key: string | null }>`select api_key from quiz.ai_models where id = ${created.id}`
       expect(row!.api_key).toBeNull()
       res = await update(created.id, { task: 'unknown' })

@@ -27,7 +27,7 @@ export const AIModelConfigResponse = t.Object({
   task: AiTask,
   is_active: t.Boolean(),
   is_default: t.Boolean({ description: 'The model used for its task when a request names none; at most one per task' }),
-  api_key: t.Nullable(t.String({ description: 'Always masked (e.g. `sk-…abcd`, at most the last 4 characters shown); null when the model has no key of its own' })),
+  api_key: t.String({ description: 'Always masked (e.g. `sk-…abcd`, at most the last 4 characters shown); empty when the model has no key of its own' }),
   api_base: t.Nullable(t.String({ description: 'This model\'s API base URL; null: AI_BASE_URL' })),
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),

@@ -61,7 +61,7 @@ function toResponse(core: Core, row: ModelRow): AIModelConfigResponse {
     task: row.task,
     is_active: row.is_active,
     is_default: row.is_default,
-    api_key: row.api_key ? maskedKey(core, row.api_key) : null,
+    api_key: row.api_key ? maskedKey(core, row.api_key) : '',
     api_base: row.api_base,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
