@@ -142,14 +142,22 @@ for (const target of databaseTargets()) {
     let offsetMs = 0
     const firstEmail = uniqueEmail('first-admin')
     let firstRes: Response
-    let first: LoginBody & { needsVerification: boolean; message: string }
+    let firstMail: ReceivedMail
+    let firstLogin: Response
+    let first: LoginBody
     /** Every password and token the tests use: none may ever reach an audit row. */
     const secrets = new Set<string>([CLINICAL_PASSWORD, STRONG_PASSWORD, WEAK_PASSWORD])
 
     beforeAll(async () => {
       t = await startTestApp({ target, env: sink.env, boot: { now: () => Date.now() + offsetMs } })
       firstRes = await register(t, firstEmail, { name: 'First Admin' }, { headers: WEB })
-      first = (await firstRes.clone().json()) as typeof first
+      // Mail sending is configured, so the first account, too, confirms its address before signing in.
+      firstMail = await sink.waitFor(isVerifyMail(firstEmail))
+      const link = linkIn(firstMail, '/api/auth/verify-email')
+      secrets.add(link.token)
+      expect((await t.get(link.pathAndQuery, { ip: freshIp() })).status).toBe(200)
+      firstLogin = await login(t, firstEmail, CLINICAL_PASSWORD, { headers: WEB, ip: freshIp() })
+      first = (await firstLogin.clone().json()) as typeof first
       secrets.add(first.token)
     })
     afterAll(() => t.close())
@@ -182,19 +190,23 @@ for (const target of databaseTargets()) {
     }
 
     describe('register', () => {
-      it('the first user becomes admin, verified and signed in at once (token, sessionId, user, web cookie), and gets no mail', async () => {
+      it('the first user becomes admin and, mail being configured, confirms the address like every account before signing in', async () => {
         expect(firstRes.status).toBe(200)
-        expectSignedInAtOnce(first)
+        expect(await firstRes.json()).toEqual({ success: true, needsVerification: true, message: expect.any(String) })
+        expect(authCookieLine(firstRes)).toBeUndefined()
+        expect(firstMail.text).toContain('http://localhost/api/auth/verify-email?token=')
+        const rows = await auditRows(t, { action: 'register', userId: first.user.id as number })
+        expect(rows).toHaveLength(1)
+        expect(JSON.parse(rows[0]!.details)).toMatchObject({ role: 'admin', verified: false })
+        // Signed in once the link was followed: an admin with a web session.
+        expect(firstLogin.status).toBe(200)
         expect(first.user).toEqual({ id: expect.any(Number), name: 'First Admin', email: firstEmail, role: 'admin', totp_enabled: false, email_verified: true })
-        expect(cookieValue(firstRes)).toBe(first.token)
+        expect(cookieValue(firstLogin)).toBe(first.token)
         const profile = await me(t, first.token)
         expect(profile.status).toBe(200)
         expect(((await profile.json()) as { user: Json }).user).toMatchObject({ role: 'admin', email_verified: true })
-        const rows = await auditRows(t, { action: 'register', userId: first.user.id as number })
-        expect(rows).toHaveLength(1)
-        expect(JSON.parse(rows[0]!.details)).toMatchObject({ role: 'admin' })
         await settle()
-        expect(sink.to(firstEmail)).toHaveLength(0)
+        expect(sink.to(firstEmail)).toHaveLength(1)
       })
 
       it('a later user gets {success, needsVerification: true, message} and no token; the mail really arrives; login says Email not verified', async () => {
@@ -337,7 +349,7 @@ for (const target of databaseTargets()) {
         expect((await login(t, pending)).status).toBe(200)
         await settle()
         expect(sink.to(unknown)).toHaveLength(0)
-        expect(sink.to(firstEmail)).toHaveLength(0)
+        expect(sink.to(firstEmail)).toHaveLength(1) // its own verification mail at registration, no second one
         expect(sink.to(pending)).toHaveLength(2)
       })
 

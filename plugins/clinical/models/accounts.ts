@@ -62,7 +62,7 @@ export const RegisterResponse = t.Union([
   t.Composite([
     t.Object({ needsVerification: t.Literal(false), message: t.String() }),
     LoginSuccess,
-  ], { description: 'Without mail sending (and for the first user) the account is verified and signed in at once' }),
+  ], { description: 'Without mail sending the account is verified and signed in at once' }),
 ])
 
 export const LoginBody = t.Object({

@@ -99,8 +99,8 @@ export type RegisterResult =
   | ({ success: true; needsVerification: false; message: string; token: string; sessionId: string; user: SessionUser } & { cookie: string | null })
 
 /**
- * The first user becomes admin, verified and signed in. Later users: with mail sending configured the account
- * waits for its email link; without mail it is verified and signed in at once (spec 3, User account).
+ * The first user becomes admin. With mail sending configured every account waits for its email link; without
+ * mail it is verified and signed in at once (spec 2, register; spec 3, User account).
  */
 export async function register(core: Core, input: RegisterBody, request: Request): Promise<RegisterResult> {
   const ip = core.clientAddress(request)
@@ -120,7 +120,8 @@ export async function register(core: Core, input: RegisterBody, request: Request
       // The first account is always allowed: it is how a fresh installation gets its admin.
       if (!first && !enabled) throw HttpError.forbidden('registration_disabled', 'Registration is disabled')
       if (!first && oidc.disableLocalAuth) throw HttpError.forbidden('local_auth_disabled', MESSAGES.localAuthDisabled)
-      const verified = first || !core.mail.configured
+      // spec 2 and 3: with mail sending configured every account, the first one too, confirms its address.
+      const verified = !core.mail.configured
       const [row] = await tx.sql<ClinicalUserRow>`
         insert into clinical.users (name, email, password_hash, role, email_verified)
         values (${name}, ${email}, ${passwordHash}, ${first ? 'admin' : 'user'}, ${verified})
