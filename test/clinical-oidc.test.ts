@@ -70,9 +70,11 @@ async function untilCallback(t: TestApp, idp: TestIdentityProvider, who: IdpAcco
 }
 
 async function expectRefusal(res: Response, status: number, code: string) {
-  const body = await res.json() as { success: boolean; code: string; error: string }
+  const body = await res.json() as { success: boolean; code: string; error: string; message: string }
   expect(res.status, JSON.stringify(body)).toBe(status)
-  expect(body).toMatchObject({ success: false, code })
+  // spec 2 writes these refusals as `error=<code>`: the code is the error, the explanation its message.
+  expect(body).toMatchObject({ success: false, error: code, code })
+  expect(typeof body.message).toBe('string')
   expect(res.headers.getSetCookie().some((c) => c.startsWith('app_auth=') && !c.startsWith('app_auth=;'))).toBe(false)
   return body
 }
@@ -190,7 +192,7 @@ for (const target of databaseTargets()) {
       const who = account('unverified', { email, email_verified: false })
       const { jar, callbackUrl } = await untilCallback(t, idp, who)
       const body = await expectRefusal(await browserGet(t, jar, callbackUrl, JSON_ACCEPT), 401, 'email_unverified')
-      expect(body.error).toContain('verified')
+      expect(body.message).toContain('verified')
       expect(await userByEmail(t, email)).toMatchObject({ id, oidc_sub: null })
       expect(await sessionCount(t, id)).toBe(0)
       expect(await auditActions(t, id)).toEqual([])
@@ -308,7 +310,7 @@ for (const target of databaseTargets()) {
       url.searchParams.set('error', 'access_denied')
       url.searchParams.set('session_state', 'extra-parameters-are-accepted')
       const body = await expectRefusal(await browserGet(t, jar, url.toString(), JSON_ACCEPT), 400, 'idp_error')
-      expect(body.error).toContain('access_denied')
+      expect(body.message).toContain('access_denied')
     })
 
     it('a response naming another issuer (RFC 9207 iss) gets 400 issuer_mismatch', async () => {
@@ -500,7 +502,7 @@ for (const target of databaseTargets()) {
 
       const res = await t.get('/api/auth/oidc', { headers: JSON_ACCEPT })
       const body = await expectRefusal(res, 400, code)
-      expect(body.error).toMatch(/must use https|must not resolve to a private, loopback, link-local, unspecified or shared \(CGNAT\) address/)
+      expect(body.message).toMatch(/must use https|must not resolve to a private, loopback, link-local, unspecified or shared \(CGNAT\) address/)
       expect(res.headers.get('location')).toBeNull()
       expect(res.headers.getSetCookie()).toEqual([])
 

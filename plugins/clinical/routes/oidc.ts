@@ -49,15 +49,16 @@ export const oidcRoutes = (core: Core) => {
 
   /**
    * A failed sign-in: browsers get a page explaining it with a link back to the application carrying the error
-   * code (`{base}/?error=<code>`); other clients the clinical JSON error body (`code` is the same value).
+   * code (`{base}/?error=<code>`); other clients the clinical JSON error body with the code as `error`, as spec 2
+   * writes these refusals (`error=email_unverified`), and the explanation as `message`.
    */
   const refused = async (request: Request, err: unknown, clearBinding: boolean): Promise<Response> => {
     const headers: Record<string, string> = clearBinding ? { 'set-cookie': oidc.bindingCookie(core, null) } : {}
     const known = err instanceof HttpError ? err : null
     if (!wantsPage(request)) {
-      if (!known) throw err
-      throw new HttpError(known.status, known.code, known.message, known.fields, {
-        cause: known.cause, extra: known.extra, headers: { ...known.headers, ...headers },
+      if (!known || known.status >= 500) throw err
+      throw new HttpError(known.status, known.code, known.code, known.fields, {
+        cause: known.cause, extra: { ...known.extra, message: known.message }, headers: { ...known.headers, ...headers },
       })
     }
     const status = known?.status ?? 500
@@ -122,7 +123,8 @@ export const oidcRoutes = (core: Core) => {
           'service becomes admin).',
           '',
           'Errors: browsers (`Accept: text/html`) get a page explaining the failure that links to `{base}/?error=<code>`; other',
-          'clients get `{success: false, error (message), code}`. The binding cookie is cleared either way.',
+          'clients get `{success: false, error: <code>, code: <code>, message}` (spec 2: `error=email_unverified`); a 5xx only',
+          '`Request failed`. The binding cookie is cleared either way.',
           '- 400 `invalid_state` (missing, tampered or expired state), `state_unbound` (binding cookie missing or not this',
           '  browser\'s), `state_replayed` (a state is spent at its first use), `idp_error` (the provider sent `error`),',
           '  `issuer_mismatch` (RFC 9207 `iss` differs), `invalid_request` (no code), `code_rejected` (the code was refused)',
