@@ -274,6 +274,20 @@ describe.each(databaseTargets())('two-factor authentication [%s]', (target) => {
       expect((await t.get('/api/auth/me', { token: body.token })).status).toBe(200)
     })
 
+    it('an older (bcrypt) password hash is replaced only once the whole login succeeded, second factor included', async () => {
+      const m = await member('login-rehash')
+      const { secret } = await enable(m)
+      const bcrypt = await Bun.password.hash(CLINICAL_PASSWORD, { algorithm: 'bcrypt', cost: 4 })
+      await t.db.sql`update clinical.users set password_hash = ${bcrypt} where id = ${m.id}`
+      const stored = async () => (await t.db.sql<{ password_hash: string }>`select password_hash from clinical.users where id = ${m.id}`)[0]!.password_hash
+      expect(await (await login(m)).json()).toEqual({ requires2FA: true })
+      const right = await codeForStep(secret, stepOf(clock))
+      expect((await login(m, { totpCode: right === '000000' ? '111111' : '000000' })).status).toBe(401)
+      expect(await stored()).toBe(bcrypt)
+      expect((await login(m, { totpCode: right })).status).toBe(200)
+      expect(await stored()).toStartWith('$argon2id$')
+    })
+
     it('accepts the code of the previous step and of the next step (one step either way)', async () => {
       const m = await member('window')
       const { secret } = await enable(m)

@@ -187,14 +187,15 @@ export async function login(core: Core, input: LoginInput, request: Request): Pr
     auditLog(core).write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'local_auth_disabled' } })
     throw HttpError.forbidden('local_auth_disabled', MESSAGES.localAuthDisabled)
   }
-  if (needsRehash(user.password_hash)) {
-    await core.db.sql`update clinical.users set password_hash = ${await hashPassword(input.password)} where id = ${user.id}`
-  }
   if (user.totp_enabled) {
     if (!input.totpCode?.trim() && !input.backupCode?.trim()) {
       return { kind: 'requires_2fa', pendingToken: await pendingTwoFactorToken(core, user.id) }
     }
     await secondFactor(core, user.id, input, ip)
+  }
+  // spec 2, passwords: an older hash (bcrypt) is replaced by argon2id after a successful login, second factor included.
+  if (needsRehash(user.password_hash)) {
+    await core.db.sql`update clinical.users set password_hash = ${await hashPassword(input.password)} where id = ${user.id}`
   }
   return { kind: 'signed_in', ...(await signedIn(core, user, request, 'login')) }
 }
