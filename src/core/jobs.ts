@@ -2,7 +2,7 @@
 // workers (in one process or several) never run one job; a lease, renewed while the job runs, lets another
 // worker reclaim a job whose process died. WORKERS=0 runs each job inline, inside the request that enqueued it.
 import { hostname } from 'node:os'
-import { fragment, rawSql as raw, type Db } from './db'
+import { fragment, rawSql as raw, type Db, type Fragment } from './db'
 import type { Logger } from './log'
 
 export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled'
@@ -141,43 +141,38 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
         throw new JobLost()
       }
     }
+    const readState = async (executor: Db) => {
+      const [row] = await executor.sql<{ status: string; locked_by: string | null }>`
+        select status, locked_by from core.jobs where id = ${job.id}`
+      return row
+    }
+    // Only the worker holding a running job writes to it: a cancelled job, or one another worker took over, gets
+    // nothing more from this one (JobCancelled or JobLost instead).
+    const updateOwn = async (executor: Db, changes: Fragment) => {
+      throwIfAborted()
+      const [row] = await executor.sql<{ id: string }>`
+        update core.jobs set ${changes}
+        where id = ${job.id} and status = 'running' and locked_by = ${worker}
+        returning id`
+      if (row) return
+      check(await readState(executor))
+      controller.abort()
+      throw new JobLost()
+    }
     const ctx: JobContext = {
       id: job.id,
       payload: job.payload,
       ownerId: job.owner_id,
       signal: controller.signal,
       async step(message, extra) {
-        throwIfAborted()
         const step: JobStep = { message, ...extra, at: new Date().toISOString() }
-        // Only the worker holding a running job writes to it: a cancelled job or one another worker took over
-        // gets no more steps from this one.
-        const [row] = await db.sql<{ id: string }>`
-          update core.jobs set steps = steps || jsonb_build_array(${step}::jsonb),
-            lease_until = now() + ${leaseInterval}::interval
-          where id = ${job.id} and status = 'running' and locked_by = ${worker}
-          returning id`
-        if (row) return
-        await ctx.throwIfCancelled()
-        controller.abort()
-        throw new JobLost()
+        await updateOwn(db, fragment`steps = steps || jsonb_build_array(${step}::jsonb), lease_until = now() + ${leaseInterval}::interval`)
       },
       async throwIfCancelled() {
         throwIfAborted()
-        const [row] = await db.sql<{ status: string; locked_by: string | null }>`
-          select status, locked_by from core.jobs where id = ${job.id}`
-        check(row)
+        check(await readState(db))
       },
-      async recordResult(tx, result) {
-        throwIfAborted()
-        const [row] = await tx.sql<{ id: string }>`
-          update core.jobs set result = ${{ value: result ?? null }}::jsonb -> 'value'
-          where id = ${job.id} and status = 'running' and locked_by = ${worker}
-          returning id`
-        if (row) return
-        await ctx.throwIfCancelled()
-        controller.abort()
-        throw new JobLost()
-      },
+      recordResult: (tx, result) => updateOwn(tx, fragment`result = ${{ value: result ?? null }}::jsonb -> 'value'`),
     }
     // Renew the lease while the handler works between steps.
     const heartbeat = setInterval(() => {
