@@ -4,4 +4,4 @@ import admin from './admin'
 import clinical from './clinical'
 import quiz from './quiz'
 
-export const plugins: PluginDefinition[] = [quiz, clinical, admin]
+export const plugins: PluginDefinition<any>[] = [quiz, clinical, admin]

@@ -23,7 +23,8 @@ import { createRateLimiter } from './core/ratelimit'
 import { coreSchedules } from './core/schedule'
 import { createLocalStorage } from './core/storage'
 import { openVectors } from './core/vectors'
-import type { Core, PluginDefinition, Schedule } from './plugin'
+import type { Core, PluginDefinition, UsePlugin } from './plugin'
+import type { BoundSchedule } from './core/schedule'
 import {
   CLINICAL_API_RATE_RULE, STATE_CHANGING_METHODS, bodyLimit, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight,
   originPolicy, preflightHeaders, securityHeaders, varyOnOrigin, withScriptNonce,
@@ -45,7 +46,8 @@ export interface Booted {
   core: Core
   quiz: AnyElysia
   clinical: AnyElysia
-  schedules: Schedule[]
+  /** Every schedule with what it runs on bound: the core's sweeps and the plugins'. */
+  schedules: BoundSchedule[]
   /** Dispatches by path: the quiz app under QUIZ_BASE_PATH, the clinical app everywhere else. */
   fetch(request: Request, server?: Server<unknown> | null): Promise<Response>
   /** The QUIZ_PORT server: the quiz app at the root of its own port. */
@@ -53,7 +55,7 @@ export interface Booted {
   shutdown(): Promise<void>
 }
 
-export async function boot(config: Readonly<Config>, plugins: PluginDefinition[], opts: BootOptions = {}): Promise<Booted> {
+export async function boot(config: Readonly<Config>, plugins: PluginDefinition<any>[], opts: BootOptions = {}): Promise<Booted> {
   const log = opts.log ?? createLogger(config.logLevel)
   for (const w of config.warnings) log.warn(w)
   const db = opts.db ?? (await openDb({
@@ -69,30 +71,49 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
   const vectors = await openVectors(config.vectorDir)
   const shutdownTasks: Array<() => Promise<void> | void> = []
   const jobs = createJobs(db, log, { workers: config.workers, ...opts.jobs })
-  const core: Core = {
+  const now = opts.now ?? Date.now
+  const root: Core = {
+    id: nextCoreId++,
     config,
     db,
     log,
     jobs,
     kv: createKv(db),
-    rateLimit: createRateLimiter(db, opts.now),
+    rateLimit: createRateLimiter(db, now),
     mail: createMailer(config.mail, log),
     metrics: createMetrics(),
     crypto: createCrypto(config.encryptionKey),
     ai: createAi(config, log),
     vectors,
     storage: createLocalStorage(join(config.dataDir, 'files')),
-    now: opts.now ?? Date.now,
+    now,
+    inTransaction: false,
+    transaction: (fn) => runInTransaction(root, fn),
+    afterCommit: async (fn) => void (await fn()),
     clientAddress: (request) => clientAddress(request, config.trustProxy),
     onShutdown: (fn) => void shutdownTasks.push(fn),
   }
-  for (const plugin of plugins) {
-    for (const [kind, handler] of Object.entries(plugin.jobs?.(core) ?? {})) jobs.register(kind, handler)
+  const core = root
+
+  // Each plugin's state, set up in list order so a plugin can build on one before it (UsePlugin).
+  const states = new Map<PluginDefinition<any>, unknown>()
+  const use: UsePlugin = <T>(plugin: PluginDefinition<T>): T => {
+    if (!states.has(plugin)) throw new Error(`plugin "${plugin.name}" must come earlier in the plugin list`)
+    return states.get(plugin) as T
   }
+  for (const plugin of plugins) states.set(plugin, plugin.setup ? plugin.setup(core, use) : core)
+  const stateOf = <S>(plugin: PluginDefinition<S>) => states.get(plugin) as S
+  for (const plugin of plugins) {
+    for (const [kind, handler] of Object.entries(plugin.jobs?.(stateOf(plugin)) ?? {})) jobs.register(kind, handler)
+  }
+  const schedules: BoundSchedule[] = [
+    ...coreSchedules.map((s) => ({ name: s.name, cron: s.cron, run: () => s.run(core) })),
+    ...plugins.flatMap((p) => (p.schedules ?? []).map((s) => ({ name: s.name, cron: s.cron, run: () => s.run(stateOf(p)) }))),
+  ]
 
   const routeOf = new WeakMap<Request, string>()
-  const quiz = buildApp(core, 'quiz', config.quizBasePath, plugins, routeOf)
-  const clinical = buildApp(core, 'clinical', config.clinicalBasePath, plugins, routeOf)
+  const quiz = buildApp(core, 'quiz', config.quizBasePath, plugins, stateOf, routeOf)
+  const clinical = buildApp(core, 'clinical', config.clinicalBasePath, plugins, stateOf, routeOf)
     .get('/api/health', async ({ status }) => {
       await db.sql`select 1`.catch(() => {
         throw status(503, { ok: false })
@@ -180,7 +201,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition[]
     core,
     quiz,
     clinical,
-    schedules: [...coreSchedules, ...plugins.flatMap((p) => p.schedules ?? [])],
+    schedules,
     fetch(request, server) {
       const path = new URL(request.url).pathname
       return serve(request, path, isQuizPath(path) ? 'quiz' : 'clinical', server)
@@ -249,7 +270,10 @@ const DOCS: Record<ServiceStyle, { title: string; description: string }> = {
   },
 }
 
-function buildApp(core: Core, style: ServiceStyle, base: string, plugins: PluginDefinition[], routeOf: WeakMap<Request, string>) {
+function buildApp(
+  core: Core, style: ServiceStyle, base: string, plugins: PluginDefinition<any>[], stateOf: <S>(p: PluginDefinition<S>) => S,
+  routeOf: WeakMap<Request, string>,
+) {
   let app: AnyElysia = new Elysia({ name: `app.${style}`, prefix: base })
     .use(errorMapper(style, core.log))
     .onTransform({ as: 'global' }, ({ request, route }) => {
@@ -271,8 +295,34 @@ function buildApp(core: Core, style: ServiceStyle, base: string, plugins: Plugin
       exclude: { paths: [/\/static\//] },
     }))
     .use(staticAssets())
-  for (const plugin of plugins) if (plugin.app === style) app = app.use(plugin.routes(core))
+  for (const plugin of plugins) if (plugin.app === style) app = app.use(plugin.routes(stateOf(plugin)))
   return app
+}
+
+let nextCoreId = 1
+
+/**
+ * core.transaction: one database transaction and a Core bound to it. Work deferred with afterCommit (inline jobs,
+ * waking the workers) runs in order once the commit is done; a rollback drops it.
+ */
+async function runInTransaction<R>(root: Core, fn: (tx: Core) => Promise<R>): Promise<R> {
+  const deferred: Array<() => Promise<void> | void> = []
+  const result = await root.db.transaction((db) => {
+    const afterCommit = (task: () => Promise<void> | void) => void deferred.push(task)
+    const tx: Core = {
+      ...root,
+      db,
+      jobs: root.jobs.bind(db, afterCommit),
+      kv: createKv(db),
+      rateLimit: createRateLimiter(db, root.now),
+      inTransaction: true,
+      transaction: (inner) => inner(tx),
+      afterCommit: async (task) => afterCommit(task),
+    }
+    return fn(tx)
+  })
+  for (const task of deferred) await task()
+  return result
 }
 
 /** Sets each header the response does not set itself. */

@@ -13,11 +13,19 @@ import type { RateLimiter } from './core/ratelimit'
 import type { Storage } from './core/storage'
 import type { Vectors } from './core/vectors'
 
-/** The shared services handed to every plugin. */
+/**
+ * The shared services handed to every plugin. Inside `core.transaction(tx => ...)` the callback gets a Core of the
+ * same shape whose `db`, `kv`, `rateLimit` and `jobs` work inside that transaction (PocketBase's
+ * `RunInTransaction(txApp)`), so services compose: each takes the Core it is given and never knows whether it is
+ * the root or a transaction.
+ */
 export interface Core {
+  /** Tells one booted Core from another (tests boot several): the `seed` of named Elysia plugins built over it. */
+  readonly id: number
   readonly config: Readonly<Config>
   readonly db: Db
   readonly log: Logger
+  /** Inside a transaction, `enqueue` inserts in it: the job is visible on commit only, and never on rollback. */
   readonly jobs: Jobs
   readonly kv: Kv
   readonly rateLimit: RateLimiter
@@ -31,36 +39,45 @@ export interface Core {
   readonly storage: Storage
   /** Date.now, injectable so tests can move the clock (idle timeouts, expiries). */
   readonly now: () => number
-  /** The client address of a request: socket address, or X-Forwarded-For when TRUST_PROXY=true. */
+  /** True for a Core bound to a transaction. */
+  readonly inTransaction: boolean
+  /**
+   * Runs fn in one transaction with a Core bound to it; throwing rolls everything back (jobs enqueued included).
+   * Work registered with `afterCommit` (inline jobs with WORKERS=0, waking the workers) runs once the commit
+   * is done and before this returns. On a transaction-bound Core it joins the open transaction.
+   */
+  transaction<R>(fn: (tx: Core) => Promise<R>): Promise<R>
+  /** Runs fn after the transaction commits (at once outside one); a rolled-back transaction drops it. */
+  afterCommit(fn: () => Promise<void> | void): Promise<void>
+  /** The client address of a request: socket address, or X-Forwarded-For when TRUST_PROXY=true. For the edge only. */
   clientAddress(request: Request): string
   /** Registers work to run at shutdown, after the servers stop accepting (e.g. draining a writer). */
   onShutdown(fn: () => Promise<void> | void): void
 }
 
-export interface Schedule {
+export interface Schedule<S = Core> {
   name: string
   /** croner pattern, e.g. every 10 minutes: `0 *\/10 * * * *` (seconds field first). */
   cron: string
-  run(core: Core): Promise<void>
+  run(state: S): Promise<void>
 }
 
-export interface PluginDefinition {
+/** The state of another plugin, set up earlier in the plugin list (the clinical family shares the clinical one's). */
+export type UsePlugin = <T>(plugin: PluginDefinition<T>) => T
+
+/**
+ * A feature plugin. `setup` builds, once per boot, what its routes, jobs and schedules share (its guard, a
+ * batched writer, the state of a plugin it builds on); without it they get the Core itself.
+ */
+export interface PluginDefinition<S = Core> {
   name: string
   app: 'quiz' | 'clinical'
   /** The plugin's folder (import.meta.dir); migrations are read from its sql/ subfolder. */
   dir: string
-  routes: (core: Core) => AnyElysia
-  jobs?: (core: Core) => Record<string, JobHandler>
-  schedules?: Schedule[]
+  setup?: (core: Core, use: UsePlugin) => S
+  routes: (state: S) => AnyElysia
+  jobs?: (state: S) => Record<string, JobHandler>
+  schedules?: Schedule<S>[]
 }
 
-export const definePlugin = (plugin: PluginDefinition): PluginDefinition => plugin
-
-const seeds = new WeakMap<Core, number>()
-let nextSeed = 1
-/** A small number identifying one Core: the `seed` of named Elysia plugins that close over it. */
-export function coreSeed(core: Core): number {
-  let seed = seeds.get(core)
-  if (seed === undefined) seeds.set(core, (seed = nextSeed++))
-  return seed
-}
+export const definePlugin = <S = Core>(plugin: PluginDefinition<S>): PluginDefinition<S> => plugin

@@ -81,23 +81,49 @@ export const Layout = ({ title, base, brand, nav, flash, scripts, children }: Pr
   </>
 )
 
-/** A labelled input with its error message, for forms re-rendered after a rule failure. */
-export const Field = (p: { label: string; name: string; type?: string; value?: string; error?: string; autocomplete?: string; required?: boolean; minlength?: number }) => (
-  <label>
-    <span safe>{p.label}</span>
-    <input
-      name={p.name}
-      type={p.type ?? 'text'}
-      value={p.value ?? ''}
-      autocomplete={p.autocomplete}
-      required={p.required}
-      minlength={p.minlength}
-      aria-invalid={p.error ? 'true' : undefined}
-      aria-describedby={p.error ? `${p.name}-error` : undefined}
-    />
-    {p.error ? <span class="field-error" id={`${p.name}-error`} safe>{p.error}</span> : ''}
-  </label>
-)
+export interface FieldProps {
+  label: string
+  name: string
+  /** Element id, when one page has two inputs of the same name (defaults to the name). */
+  id?: string
+  type?: string
+  value?: string
+  error?: string
+  hint?: string
+  autocomplete?: string
+  inputmode?: 'numeric' | 'text' | 'email'
+  required?: boolean
+  minlength?: number
+  maxlength?: number
+  autofocus?: boolean
+}
+
+/** The one field component of both services: a labelled input with its hint and its error message. */
+export const Field = (p: FieldProps) => {
+  const id = p.id ?? p.name
+  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ')
+  return (
+    <label for={id}>
+      <span safe>{p.label}</span>
+      <input
+        id={id}
+        name={p.name}
+        type={p.type ?? 'text'}
+        value={p.value ?? ''}
+        autocomplete={p.autocomplete}
+        inputmode={p.inputmode}
+        required={p.required}
+        minlength={p.minlength}
+        maxlength={p.maxlength}
+        autofocus={p.autofocus}
+        aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={described || undefined}
+      />
+      {p.hint ? <span class="field-hint muted" id={`${id}-hint`} safe>{p.hint}</span> : ''}
+      {p.error ? <span class="field-error" id={`${id}-error`} safe>{p.error}</span> : ''}
+    </label>
+  )
+}
 
 /** htmx request for a fragment: HX-Request without HX-Boosted (a boosted request gets the whole page). */
 export const isFragment = (request: Request) =>

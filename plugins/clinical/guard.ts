@@ -3,7 +3,7 @@
 // and refuses a lower role with 403. Roles are ordered admin > moderator > user.
 import { Elysia } from 'elysia'
 import { HttpError } from '../../src/core/errors'
-import { coreSeed, type Core } from '../../src/plugin'
+import type { Core } from '../../src/plugin'
 import type { Role } from './models/accounts'
 import { authenticate, type Authenticated, type ClinicalUser } from './services/sessions'
 
@@ -47,7 +47,7 @@ function apiCallCounter(core: Core): (userId: number) => void {
 /** Named per Core (tests boot several apps), so every controller of one app shares one instance. */
 export const clinicalAuth = (core: Core) => {
   const countCall = apiCallCounter(core)
-  return new Elysia({ name: 'clinical.auth', seed: coreSeed(core) }).macro({
+  return new Elysia({ name: 'clinical.auth', seed: core.id }).macro({
     auth: (min: Role) => ({
       detail: { security: [{ bearer: [] }, { cookie: [] }] },
       async resolve({ request, set }): Promise<{ user: ClinicalUser; auth: Authenticated }> {

@@ -3,7 +3,7 @@
 import { Elysia } from 'elysia'
 import { bearerToken } from '../../src/auth/jwt'
 import { HttpError } from '../../src/core/errors'
-import { coreSeed, type Core } from '../../src/plugin'
+import type { Core } from '../../src/plugin'
 import type { Role } from './models/accounts'
 import { userFromToken, type QuizUser } from './services/accounts'
 
@@ -12,7 +12,7 @@ export const hasRole = (user: { role: Role }, min: Role) => RANK[user.role] >= R
 
 /** Named per Core (tests boot several apps), so every controller of one app shares one instance. */
 export const quizAuth = (core: Core) =>
-  new Elysia({ name: 'quiz.auth', seed: coreSeed(core) }).macro({
+  new Elysia({ name: 'quiz.auth', seed: core.id }).macro({
     role: (min: Role) => ({
       detail: { security: [{ bearer: [] }] },
       async resolve({ headers }): Promise<{ user: QuizUser }> {

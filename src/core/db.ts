@@ -33,8 +33,8 @@ export interface Db {
   /**
    * A parameterised query: every `${value}` becomes `$n`, a `Fragment` is spliced in with its own parameters.
    * Pass `null`, never `undefined`; pass objects or arrays (not JSON strings) for jsonb parameters.
-   * int8 results (count(*), bigint columns) come back as numbers on PGlite and as strings on Bun's client:
-   * cast counts with `::int`.
+   * Rows have one shape on both drivers: timestamps are `Date`, int8 values (bigint ids, `count(*)`) are numbers
+   * (and int8[] arrays of numbers), numeric stays a string (exact), jsonb is parsed.
    */
   sql<T = Row>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T[]>
   /**
@@ -144,6 +144,28 @@ async function openPglite(opts: DbOptions): Promise<Db> {
   return make(pg, false)
 }
 
+const INT8 = 20
+const INT8_ARRAY = 1016
+/** An int8 as Bun's client returns it (a string) as a number; one beyond 2^53 stays a string rather than lose digits. */
+const int8 = (v: unknown) => {
+  if (typeof v !== 'string') return v
+  const n = Number(v)
+  return Number.isSafeInteger(n) ? n : v
+}
+/** Bun's client gives int8 as strings (PGlite gives numbers): turn them into numbers, by the result's column types. */
+function normaliseInt8<T>(result: T[] & { columns?: Array<{ name: string; type: number }> }): T[] {
+  const columns = (result.columns ?? []).filter((c) => c.type === INT8 || c.type === INT8_ARRAY)
+  if (columns.length === 0) return [...result]
+  return result.map((row) => {
+    const r = row as Record<string, unknown>
+    for (const c of columns) {
+      const v = r[c.name]
+      r[c.name] = c.type === INT8 ? int8(v) : Array.isArray(v) ? v.map(int8) : v
+    }
+    return row
+  })
+}
+
 async function openBunSql(url: string, max: number): Promise<Db> {
   const { SQL } = await import('bun')
   const client = new SQL({ url, max, idleTimeout: 30, onconnect: undefined })
@@ -152,8 +174,8 @@ async function openBunSql(url: string, max: number): Promise<Db> {
     kind: 'postgres',
     async sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
       const { text, params } = compile(strings, values)
-      // Bun's result is an array with extra fields (count, command); spread into a plain array.
-      return [...((await q.unsafe(text, params)) as T[])]
+      // Bun's result is an array with extra fields (count, command, columns); the rows come back as a plain array.
+      return normaliseInt8((await q.unsafe(text, params)) as T[])
     },
     transaction: inTx
       ? (fn) => fn(make(q, true))

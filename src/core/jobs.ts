@@ -71,7 +71,12 @@ export interface EnqueueOptions {
 
 export interface Jobs {
   register<P>(kind: string, handler: JobHandler<P>): void
-  /** Inserts the job. With WORKERS=0 it runs it before returning, and the record returned is final. */
+  /**
+   * Inserts the job. With WORKERS=0 it runs it before returning, and the record returned is final. On a
+   * transaction-bound queue (`bind`, or a Core from `core.transaction`) the job is inserted in that transaction,
+   * so it exists only once it commits; the inline run (WORKERS=0) waits for the commit, and the record returned
+   * is the inserted one.
+   */
   enqueue(kind: string, payload: unknown, opts: EnqueueOptions): Promise<JobRecord>
   get(id: string): Promise<JobRecord | null>
   /** The owner's newest jobs of a service, of one kind when `kind` is given. */
@@ -84,6 +89,11 @@ export interface Jobs {
   /** Stops claiming, waits up to graceMs for running jobs, then hands the rest back to the queue. */
   stop(graceMs?: number): Promise<void>
   readonly inline: boolean
+  /**
+   * The same queue with `enqueue`, `get`, `listForOwner` and `cancel` running on a transaction handle; what must
+   * wait for the commit (the inline run, waking idle workers) is handed to `afterCommit`.
+   */
+  bind(tx: Db, afterCommit: (fn: () => Promise<void> | void) => void): Jobs
 }
 
 export interface JobsOptions {
@@ -113,8 +123,8 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
   }
   const leaseInterval = `${leaseMs} milliseconds`
 
-  const read = async (id: string) => {
-    const [row] = await db.sql<JobRecord>`select ${raw(COLUMNS)} from core.jobs where id = ${id}`
+  const read = async (id: string, executor: Db = db) => {
+    const [row] = await executor.sql<JobRecord>`select ${raw(COLUMNS)} from core.jobs where id = ${id}`
     return row ?? null
   }
 
@@ -210,44 +220,50 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
     }
   }
 
-  const jobs: Jobs = {
-    inline: opts.workers === 0,
-    register(kind, handler) {
-      handlers.set(kind, handler as JobHandler)
-    },
-    async enqueue(kind, payload, o) {
-      if (!handlers.has(kind)) throw new Error(`unknown job kind "${kind}"`)
-      const id = crypto.randomUUID()
-      const inlineWorker = `${processId}:inline`
-      const [row] = await db.sql<JobRecord>`
-        insert into core.jobs (id, kind, service, owner_id, title, payload, max_attempts, status, locked_by, lease_until, attempts, started_at)
-        values (${id}, ${kind}, ${o.service}, ${o.ownerId ?? null}, ${o.title ?? ''}, ${{ value: payload ?? null }}::jsonb -> 'value',
-          ${o.maxAttempts ?? 3},
-          ${jobs.inline ? 'running' : 'pending'}, ${jobs.inline ? inlineWorker : null},
-          ${jobs.inline ? new Date(Date.now() + leaseMs).toISOString() : null}, ${jobs.inline ? 1 : 0},
-          ${jobs.inline ? new Date().toISOString() : null})
-        returning ${raw(COLUMNS)}`
-      if (jobs.inline) {
-        await execute(row!, inlineWorker)
-        return (await read(id))!
+  const inlineWorker = `${processId}:inline`
+  const insert = async (executor: Db, kind: string, payload: unknown, o: EnqueueOptions) => {
+    if (!handlers.has(kind)) throw new Error(`unknown job kind "${kind}"`)
+    const inline = opts.workers === 0
+    const [row] = await executor.sql<JobRecord>`
+      insert into core.jobs (id, kind, service, owner_id, title, payload, max_attempts, status, locked_by, lease_until, attempts, started_at)
+      values (${crypto.randomUUID()}, ${kind}, ${o.service}, ${o.ownerId ?? null}, ${o.title ?? ''}, ${{ value: payload ?? null }}::jsonb -> 'value',
+        ${o.maxAttempts ?? 3},
+        ${inline ? 'running' : 'pending'}, ${inline ? inlineWorker : null},
+        ${inline ? new Date(Date.now() + leaseMs).toISOString() : null}, ${inline ? 1 : 0},
+        ${inline ? new Date().toISOString() : null})
+      returning ${raw(COLUMNS)}`
+    return row!
+  }
+
+  // What reads and writes job rows on behalf of a caller, on the root handle or on the caller's transaction.
+  const queue = (executor: Db, afterCommit: ((fn: () => Promise<void> | void) => void) | null) => ({
+    async enqueue(kind: string, payload: unknown, o: EnqueueOptions): Promise<JobRecord> {
+      const row = await insert(executor, kind, payload, o)
+      if (afterCommit) {
+        afterCommit(opts.workers === 0 ? () => execute(row, inlineWorker) : wakeAll)
+        return row
+      }
+      if (opts.workers === 0) {
+        await execute(row, inlineWorker)
+        return (await read(row.id))!
       }
       wakeAll()
-      return row!
+      return row
     },
-    get: read,
-    async listForOwner(service, ownerId, limit = 20, kind) {
-      return db.sql<JobRecord>`
+    get: (id: string) => read(id, executor),
+    async listForOwner(service: string, ownerId: number, limit = 20, kind?: string) {
+      return executor.sql<JobRecord>`
         select ${raw(COLUMNS)} from core.jobs
         where service = ${service} and owner_id = ${ownerId} ${kind === undefined ? raw('') : fragment`and kind = ${kind}`}
         order by created_at desc limit ${limit}`
     },
-    async cancel(id) {
+    async cancel(id: string): Promise<'cancelled' | 'not_running' | 'not_found'> {
       // Tell a handler of this process first: on PGlite the update below waits until its transaction ends, and
       // the handler's next step or recordResult must refuse to go on meanwhile.
       const local = running.get(id)
       if (local) local.cancelled = true
       // A job that recorded its result (recordResult) has saved its work: too late to cancel.
-      const [row] = await db.sql<{ status: JobStatus }>`
+      const [row] = await executor.sql<{ status: JobStatus }>`
         with target as (select id, status, result from core.jobs where id = ${id} for update),
         changed as (
           update core.jobs j set status = 'cancelled', finished_at = now(), lease_until = null
@@ -262,6 +278,15 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       }
       return outcome
     },
+  })
+
+  const jobs: Jobs = {
+    inline: opts.workers === 0,
+    register(kind, handler) {
+      handlers.set(kind, handler as JobHandler)
+    },
+    ...queue(db, null),
+    bind: (tx, afterCommit) => ({ ...jobs, ...queue(tx, afterCommit) }),
     async runOnce(workerId = `${processId}:w0`) {
       const kinds = [...handlers.keys()]
       if (kinds.length === 0) return false

@@ -3,9 +3,16 @@
 import { Cron } from 'croner'
 import type { Core, Schedule } from '../plugin'
 
-export function startSchedules(core: Core, schedules: Schedule[]): () => void {
+/** A schedule with what it runs on (the Core, or its plugin's state) already bound. */
+export interface BoundSchedule {
+  name: string
+  cron: string
+  run(): Promise<void>
+}
+
+export function startSchedules(core: Core, schedules: BoundSchedule[]): () => void {
   const tasks = schedules.map((s) =>
-    new Cron(s.cron, { name: s.name, protect: true, catch: (err) => core.log.error({ err, schedule: s.name }, 'scheduled task failed') }, () => s.run(core)),
+    new Cron(s.cron, { name: s.name, protect: true, catch: (err) => core.log.error({ err, schedule: s.name }, 'scheduled task failed') }, () => s.run()),
   )
   return () => tasks.forEach((t) => t.stop())
 }

@@ -12,7 +12,7 @@ import * as accounts from '../services/accounts'
 import { oidcSettings, registrationEnabled } from '../services/app-config'
 import { authCookie, requestToken } from '../services/sessions'
 import { MessagePage } from '../views/common'
-import { html } from '../../../views/respond'
+import { html } from '../../../views/page'
 
 const tags = ['Auth']
 

@@ -3,7 +3,7 @@
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
-import { html } from '../../../views/respond'
+import { html } from '../../../views/page'
 import { auditLog } from '../audit'
 import { clinicalAuth } from '../guard'
 import { Success } from '../models/accounts'

@@ -7,7 +7,7 @@ import { httpOnlyCookie, readCookie } from '../../../src/auth/cookie'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import { isFragment, pageContext } from '../../../views/layout'
-import { formErrors, formFields, html, redirect, sameOrigin } from '../../../views/respond'
+import { formErrors, formFields, html, redirect, sameOrigin } from '../../../views/page'
 import { LoginBody, RegisterBody, ResetPasswordBody, UpdateMeBody, type UserResponse } from '../models/accounts'
 import * as accounts from '../services/accounts'
 import {
