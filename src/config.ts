@@ -2,6 +2,8 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import ipaddr from 'ipaddr.js'
+import type { ProxyTrust } from './auth/client-address'
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -35,7 +37,11 @@ export interface Config {
   corsOrigins: string[]
   /** Third-party script origins the Content-Security-Policy allows (spec 2, security headers). */
   cspScriptHosts: string[]
-  trustProxy: boolean
+  /**
+   * TRUST_PROXY: null reads the socket address; `{ hops }` takes the X-Forwarded-For entry that many places from
+   * the right (`true` is one proxy); `{ proxies }` skips, from the right, the entries of the named address ranges.
+   */
+  trustProxy: ProxyTrust
   /** The bot challenge; siteKey and scriptUrl are what browser forms need to show its widget. */
   challenge: { secretKey: string; verifyUrl: string; siteKey: string | null; scriptUrl: string } | null
   oidcAllowInsecureIssuer: boolean
@@ -106,6 +112,28 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       problems.push(`${name} must be an http(s) URL, got "${raw}"`)
       return null
     }
+  }
+
+  // TRUST_PROXY: true/false, a number of proxy hops, or the proxies' addresses and ranges (comma-separated).
+  const proxyTrust = (): ProxyTrust => {
+    const raw = str('TRUST_PROXY')
+    if (raw === null || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return null
+    if (['true', 'yes', 'on'].includes(raw.toLowerCase())) return { hops: 1 }
+    if (/^\d+$/.test(raw)) {
+      const hops = Number(raw)
+      if (hops >= 1 && hops <= 10) return { hops }
+    } else {
+      const proxies = raw.split(',').map((p) => p.trim()).filter(Boolean).map((p) => {
+        try {
+          return p.includes('/') ? ipaddr.parseCIDR(p) : ([ipaddr.parse(p), ipaddr.parse(p).kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number])
+        } catch {
+          return null
+        }
+      })
+      if (proxies.length > 0 && proxies.every((p) => p !== null)) return { proxies: proxies as Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> }
+    }
+    problems.push(`TRUST_PROXY must be true, false, a number of proxy hops (1-10) or proxy addresses/ranges (10.0.0.1, 10.0.0.0/8), got "${raw}"`)
+    return null
   }
 
   const production = str('NODE_ENV') === 'production'
@@ -213,7 +241,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     appUrl,
     corsOrigins,
     cspScriptHosts,
-    trustProxy: bool('TRUST_PROXY', false),
+    trustProxy: proxyTrust(),
     challenge: challengeKey
       ? { secretKey: challengeKey, verifyUrl: challengeVerifyUrl, siteKey: str('CHALLENGE_SITE_KEY'), scriptUrl: challengeScriptUrl }
       : null,

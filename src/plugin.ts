@@ -66,6 +66,22 @@ export interface Schedule<S = Core> {
 export type UsePlugin = <T>(plugin: PluginDefinition<T>) => T
 
 /**
+ * What the one plugin that defines a service (quiz, clinical) says about it: its OpenAPI text, the body limit of
+ * every route that declares none, and its own envelope rules (CORS, rate rules), used before any route.
+ */
+export interface ServiceDefinition<S = Core> {
+  title: string
+  /** The short name in the page header (the error pages use it too). */
+  brand: string
+  description: string
+  /** OpenAPI security schemes besides `bearer` (a JWT in the Authorization header), which every service has. */
+  securitySchemes?: Record<string, { type: 'apiKey'; in: 'cookie' | 'header'; name: string; description?: string }>
+  /** Bytes; a route or controller declares its own with the `bodyLimit` macro (src/envelope.ts). */
+  bodyLimit: number
+  envelope?: (state: S) => AnyElysia[]
+}
+
+/**
  * A feature plugin. `setup` builds, once per boot, what its routes, jobs and schedules share (its guard, a
  * batched writer, the state of a plugin it builds on); without it they get the Core itself.
  */
@@ -78,6 +94,8 @@ export interface PluginDefinition<S = Core> {
   routes: (state: S) => AnyElysia
   jobs?: (state: S) => Record<string, JobHandler>
   schedules?: Schedule<S>[]
+  /** Set by the plugin that defines its app's service (exactly one per app). */
+  service?: ServiceDefinition<S>
 }
 
 export const definePlugin = <S = Core>(plugin: PluginDefinition<S>): PluginDefinition<S> => plugin

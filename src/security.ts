@@ -1,29 +1,10 @@
-// The security envelope of spec 2 as pure decisions: which origins may call the API with credentials (CORS),
-// the header set every response carries (CSP and the hardening headers), and the rate rule of all /api/*.
-// src/app.ts applies them in its dispatcher, before and after the app handles a request.
+// The security envelope of spec 2 as pure decisions: which origins may call the API with credentials (CORS) and
+// the header set every response carries (CSP and the hardening headers). src/envelope.ts applies them as named
+// Elysia plugins; the clinical service's own rules (its rate rule) are in plugins/clinical/envelope.ts.
 // Decisions: CORS, the cross-site refusal and the rate limit apply to the clinical app only (spec 1 says nothing
 // of them and the quiz app keeps its behaviour); the header set applies to both apps, whose pages load only their
 // own scripts. Outside production with neither APP_URL nor CORS_ORIGINS, only the request's own origin is allowed.
 import { DEFAULT_CHALLENGE_SCRIPT_URL, type Config } from './config'
-import type { RateRule } from './core/ratelimit'
-
-/** spec 2, limits: all `/api/*` requests, per client address. `/api/health` is exempt (load balancers poll it). */
-export const CLINICAL_API_RATE_RULE: RateRule = { name: 'clinical.api', limit: 200, windowS: 60 }
-
-/**
- * Declared body sizes the clinical API refuses with 413 before reading: the account routes take a few short
- * strings; other JSON and form bodies (transcripts, notes, markdown) stay under 2 MiB. Multipart uploads have
- * their own per-route limits (spec 2: 25 MB transcription, 10 MB documents).
- */
-export const AUTH_BODY_LIMIT = 64 * 1024
-export const JSON_BODY_LIMIT = 2 * 1024 * 1024
-
-/** The 413 limit for a clinical API request's declared body, or null when the route checks its own. */
-export function bodyLimit(apiPath: string, contentType: string | null): number | null {
-  if (apiPath.startsWith('/auth/')) return AUTH_BODY_LIMIT
-  if (contentType?.toLowerCase().startsWith('multipart/')) return null
-  return JSON_BODY_LIMIT
-}
 
 export const PREFLIGHT_MAX_AGE_S = 600
 export const CORS_ALLOW_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']

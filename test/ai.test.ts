@@ -231,25 +231,27 @@ describe('failures', () => {
       const err = await failure(call())
       expect(err.status).toBe(502)
       expect(err.code).toBe('ai_unreachable')
-      expect(err.message).toBe('The AI service is temporarily unavailable')
+      expect(err.message).toBe('The AI service could not be reached')
     }
     expect(performance.now() - started).toBeLessThan(2000)
   })
 
-  it('a gateway slower than the timeout is 502 ai_unreachable when the timeout passes', async () => {
+  it('a gateway slower than the timeout is 504 ai_timeout when the timeout passes, and says it did not answer', async () => {
     server.delayNext(3000)
     const started = performance.now()
-    const err = await failure(ai.text(target, { ...ask('hi'), timeoutMs: 200 }))
-    expect(err.status).toBe(502)
-    expect(err.code).toBe('ai_unreachable')
-    expect(performance.now() - started).toBeLessThan(1500)
+    const err = await failure(ai.text(target, { ...ask('hi'), timeoutMs: 1_000 }))
+    expect(err.status).toBe(504)
+    expect(err.code).toBe('ai_timeout')
+    expect(err.message).toBe('The AI service did not answer within 1 second')
+    expect(performance.now() - started).toBeLessThan(2500)
   })
 
-  it('a 500 from the gateway is 502 ai_unreachable, not retried', async () => {
+  it('a 500 from the gateway is 502 ai_unreachable that names the answer, not retried', async () => {
     server.failNext(500)
     const err = await failure(ai.text(target, ask('hi')))
     expect(err.status).toBe(502)
     expect(err.code).toBe('ai_unreachable')
+    expect(err.message).toBe('The AI service answered with an error')
     expect(server.requests).toHaveLength(1)
   })
 

@@ -4,14 +4,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { generate } from 'otplib'
-import { auditLog } from '../plugins/clinical/audit'
 import { ACCOUNT_SECURITY_RULE, LOGIN_RULE } from '../plugins/clinical/services/accounts'
 import {
   BACKUP_CODE_ALPHABET, BACKUP_CODE_COUNT, TOTP_DIGITS, TOTP_ISSUER, TOTP_PERIOD_S, TOTP_WINDOW_STEPS, TWO_FACTOR_MESSAGES,
 } from '../plugins/clinical/services/two-factor'
 import { sha256Hex } from '../src/core/crypto'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { CLINICAL_PASSWORD, MOBILE, freshIp, insertUser, signIn, uniqueEmail } from './support/clinical'
+import { CLINICAL_PASSWORD, MOBILE, flushAudit, freshIp, insertUser, signIn, uniqueEmail } from './support/clinical'
 import { waitFor } from './support/wait'
 
 setDefaultTimeout(30_000)
@@ -106,7 +105,7 @@ describe.each(databaseTargets())('two-factor authentication [%s]', (target) => {
   }
 
   async function audits(userId: number, action: string) {
-    await auditLog(t.booted.core).flush()
+    await flushAudit(t)
     return t.db.sql<{ details: string }>`
       select details from clinical.audit_log where user_id = ${userId} and action = ${action} order by id`
   }

@@ -3,7 +3,6 @@
 // and a clock the tests move (link expiry). Every test uses its own client addresses, so no rate limit leaks.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { auditLog } from '../plugins/clinical/audit'
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../plugins/clinical/models/accounts'
 import {
   ACCOUNT_SECURITY_RULE, FORGOT_PASSWORD_RULE, LOGIN_RULE, REGISTER_RULE, RESEND_VERIFICATION_RULE,
@@ -13,7 +12,7 @@ import { setConfigValues } from '../plugins/clinical/services/app-config'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { PASS_TOKEN, startChallengeServer, type ChallengeServer } from './support/challenge'
 import {
-  CLINICAL_PASSWORD, MOBILE, WEB, cookieValue, freshIp, insertUser, settle, signIn, uniqueEmail, withCookie,
+  CLINICAL_PASSWORD, MOBILE, WEB, cookieValue, flushAudit, freshIp, insertUser, settle, signIn, uniqueEmail, withCookie,
 } from './support/clinical'
 import { linkIn, startSmtpSink, type ReceivedMail, type SmtpSink } from './support/smtp'
 
@@ -113,7 +112,7 @@ async function sessionCount(t: TestApp, id: number): Promise<number> {
 interface AuditRow { action: string; user_id: number | null; ip_address: string | null; details: string }
 /** The audit rows written so far (after a flush of the batched writer), filtered. */
 async function auditRows(t: TestApp, filter: { action?: string; userId?: number; ip?: string }): Promise<AuditRow[]> {
-  await auditLog(t.booted.core).flush()
+  await flushAudit(t)
   return t.db.sql<AuditRow>`
     select action, user_id, ip_address, details from clinical.audit_log
     where (${filter.action ?? null}::text is null or action = ${filter.action ?? null})

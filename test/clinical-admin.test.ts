@@ -3,11 +3,10 @@
 // effects on login and on live sessions, the audit entries, the registration switch, and the admin-only guard.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { INT4_MAX } from '../src/core/schema'
-import { auditLog } from '../plugins/clinical/audit'
 import { API_CALLS_FLUSH_MS } from '../plugins/clinical/guard'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import {
-  CLINICAL_PASSWORD, MOBILE, WEB, freshIp, insertUser, signIn, uniqueEmail, userWithSession, withCookie, type SignedIn,
+  CLINICAL_PASSWORD, MOBILE, WEB, flushAudit, freshIp, insertUser, signIn, uniqueEmail, userWithSession, withCookie, type SignedIn,
 } from './support/clinical'
 import { waitFor } from './support/wait'
 
@@ -40,7 +39,7 @@ for (const target of databaseTargets()) {
     })
 
     const auditRows = async (action: string, targetUserId: number) => {
-      await auditLog(t.booted.core).flush()
+      await flushAudit(t)
       const rows = await t.db.sql<{ user_id: number | null; details: string }>`
         select user_id, details from clinical.audit_log where action = ${action} order by id`
       return rows.filter((r) => (JSON.parse(r.details) as { targetUserId?: number }).targetUserId === targetUserId)
@@ -304,7 +303,7 @@ for (const target of databaseTargets()) {
         const ok = await t.post('/api/auth/register', { name: 'Late', email: refusedEmail, password: CLINICAL_PASSWORD }, { ip: freshIp(), headers: MOBILE })
         expect(ok.status).toBe(200)
 
-        await auditLog(t.booted.core).flush()
+        await flushAudit(t)
         const rows = await t.db.sql<{ user_id: number; details: string }>`select user_id, details from clinical.audit_log where action = 'config_changed' order by id`
         expect(rows.slice(-2).map((r) => JSON.parse(r.details).value)).toEqual(['false', 'true'])
         expect(rows.at(-1)!.user_id).toBe(admin.user.id)

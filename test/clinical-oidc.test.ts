@@ -2,13 +2,13 @@
 // (oidc-provider, in-process on 127.0.0.1, so the app runs with OIDC_ALLOW_INSECURE_ISSUER=true except where the
 // address rules themselves are tested). A small browser follows the redirects between the app and the provider.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { auditLog } from '../plugins/clinical/audit'
 import { MESSAGES } from '../plugins/clinical/services/accounts'
 import { getConfigValue, REGISTRATION_ENABLED, setConfigValues } from '../plugins/clinical/services/app-config'
-import { isPublicAddress, OIDC_BINDING_COOKIE, OIDC_SECRET_MASK, OIDC_STATE_AUDIENCE, OIDC_STATE_LIFETIME_S } from '../plugins/clinical/services/oidc'
+import { OIDC_BINDING_COOKIE } from '../plugins/clinical/cookies'
+import { isPublicAddress, OIDC_SECRET_MASK, OIDC_STATE_AUDIENCE, OIDC_STATE_LIFETIME_S } from '../plugins/clinical/services/oidc'
 import { signToken } from '../src/auth/jwt'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { CLINICAL_PASSWORD, freshIp, insertUser, signIn, uniqueEmail, withCookie, type SignedIn } from './support/clinical'
+import { CLINICAL_PASSWORD, flushAudit, freshIp, insertUser, signIn, uniqueEmail, withCookie, type SignedIn } from './support/clinical'
 import { APP_HOST, browse, browserGet, CookieJar, startIdentityProvider, type IdpAccount, type TestIdentityProvider } from './support/oidc-provider'
 
 const CALLBACK = 'http://localhost/api/auth/oidc/callback'
@@ -37,7 +37,7 @@ async function userByEmail(t: TestApp, email: string): Promise<UserRow | undefin
 }
 
 async function auditActions(t: TestApp, userId: number): Promise<string[]> {
-  await auditLog(t.booted.core).flush()
+  await flushAudit(t)
   const rows = await t.db.sql<{ action: string }>`select action from clinical.audit_log where user_id = ${userId} order by id`
   return rows.map((r) => r.action)
 }
@@ -415,7 +415,7 @@ for (const target of databaseTargets()) {
 
       it('writes are audited without the secret', async () => {
         await configure(t, admin, { 'oidc.client_secret': idp.clientSecret })
-        await auditLog(t.booted.core).flush()
+        await flushAudit(t)
         const rows = await t.db.sql<{ details: string }>`
           select details from clinical.audit_log where action = 'oidc_settings_changed' and user_id = ${admin.user.id} order by id desc limit 1`
         expect(rows[0]!.details).toContain('oidc.client_secret')

@@ -4,12 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { signToken } from '../src/auth/jwt'
 import { sha256Hex } from '../src/core/crypto'
-import { auditLog } from '../plugins/clinical/audit'
 import {
   MOBILE_TOKEN_LIFETIME_S, SESSION_TOUCH_THROTTLE_MS, TOKEN_AUDIENCE, WEB_IDLE_LIMIT_MS, WEB_TOKEN_LIFETIME_S,
 } from '../plugins/clinical/services/sessions'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { MOBILE, WEB, cookieValue, freshIp, insertUser, signIn, uniqueEmail, withCookie, type SignedIn } from './support/clinical'
+import { MOBILE, WEB, cookieValue, flushAudit, freshIp, insertUser, signIn, uniqueEmail, withCookie, type SignedIn } from './support/clinical'
 
 const MINUTE = 60_000
 const JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789'
@@ -92,7 +91,7 @@ describe.each(databaseTargets())('sessions (%s)', (target) => {
     expect(res.headers.getSetCookie().find((c) => c.startsWith('app_auth='))).toContain('Max-Age=0')
     expect(await sessionRow(s.token)).toBeNull()
 
-    await auditLog(app.booted.core).flush()
+    await flushAudit(app)
     const [entry] = await app.db.sql<{ details: string }>`
       select details from clinical.audit_log where action = 'session_idle_timeout' and user_id = ${id}`
     expect(JSON.parse(entry!.details)).toMatchObject({ idleMinutes: 24 * 60 + 1 })

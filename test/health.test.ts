@@ -20,12 +20,27 @@ for (const target of databaseTargets()) {
     it('GET /metrics exposes app_ai_ request metrics and labels unmatched routes "unmatched"', async () => {
       await t.get('/no/such/path/' + crypto.randomUUID())
       await t.get('/quiz/no/such/' + crypto.randomUUID())
+      // A request is recorded once its response has gone out (Elysia's after-response hook), a tick later.
+      await Bun.sleep(5)
       const text = await (await t.get('/metrics')).text()
       expect(text).toContain('app_ai_http_requests_total{service="clinical",method="GET",route="unmatched",status="404"}')
       expect(text).toContain('app_ai_http_requests_total{service="quiz",method="GET",route="unmatched",status="404"}')
       expect(text).toContain('app_ai_http_request_duration_seconds_bucket')
       expect(text).toContain('app_ai_http_requests_in_flight')
       expect(text).not.toContain('no/such')
+    })
+
+    it('a browser asking for a missing page gets the service\'s styled page with a real link home, allowed by its CSP', async () => {
+      for (const [path, home, brand] of [['/no/such/page', '/', 'Clinical assistant'], ['/quiz/no/such/page', '/quiz/', 'Quiz']] as const) {
+        const res = await t.get(path, { headers: { accept: 'text/html' } })
+        expect(res.status).toBe(404)
+        const page = await res.text()
+        expect(page).toContain('<h1>Page not found</h1>')
+        expect(page).toContain(`href="${home}"`)
+        expect(page).toContain(`>${brand}</a>`)
+        expect(page).toContain('/static/app.css')
+        expect(page).not.toContain('javascript:')
+      }
     })
 
     it('each service answers errors in its own shape', async () => {

@@ -2,7 +2,7 @@
 // POST /api/quizzes/job/{id}/cancel and the Extraction job states, through the real app on each database target,
 // with the AI test server standing in for the gateway.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { EXTRACTION_JOB_KIND, LAST_STEP_MAX } from '../plugins/quiz/models/quizzes'
+import { EXTRACTION_JOB_KIND, LAST_STEP_MAX } from '../plugins/quiz/models/extraction'
 import { CHUNK_CHARS } from '../plugins/quiz/services/ai-extract'
 import { QUESTIONS_COLLECTION } from '../plugins/quiz/services/question-index'
 import { PAGE_BREAK } from '../plugins/quiz/services/regex-extract'
@@ -331,7 +331,7 @@ for (const target of databaseTargets()) {
         const done = await job(t, moderator, await createQuiz(t, moderator, body(await section(), { extraction_mode: 'standard' })))
         expect(done.status).toBe('failed')
         expect(done.error).toContain('AI extraction failed on chunk 1/1')
-        expect(done.error).toContain('temporarily unavailable')
+        expect(done.error).toContain('The AI service answered with an error')
         ai.reset()
       })
     })

@@ -133,11 +133,48 @@ for (const target of databaseTargets()) {
       expect(await (await t.get('/quiz/login?notice=signed-out', { headers: html })).text()).toContain('You have signed out.')
     })
 
+    it('a signed-out token stops working at once, as the page cookie and as a Bearer; other sessions go on', async () => {
+      const signIn = async () => cookieOf(await t.form('/quiz/login', { email: 'page-admin@example.test', password: 'second password' }))
+      const [leaving, staying] = [await signIn(), await signIn()]
+      const token = leaving.split('=')[1]!
+      expect((await t.get('/quiz/api/auth/me', { token })).status).toBe(200)
+      expect((await t.form('/quiz/logout', {}, { headers: { cookie: leaving } })).status).toBe(303)
+      expect((await t.get('/quiz/api/auth/me', { token })).status).toBe(401)
+      const page = await t.get('/quiz/', { headers: { ...html, cookie: leaving } })
+      expect(page.status).toBe(303)
+      expect(page.headers.get('location')).toBe('/quiz/login')
+      expect((await t.get('/quiz/api/auth/me', { token: staying.split('=')[1]! })).status).toBe(200)
+    })
+
     it('an invalid verification link shows an HTML page with status 400', async () => {
       const res = await t.get('/quiz/verify-email?token=nonsense', { headers: html })
       expect(res.status).toBe(400)
       expect(res.headers.get('content-type')).toContain('text/html')
       expect(await res.text()).toContain('This link does not work')
+    })
+
+    it('a used or invalid verification link offers a new one right there', async () => {
+      const page = await (await t.get('/quiz/verify-email?token=nonsense', { headers: html })).text()
+      expect(page).toContain('action="/quiz/resend-verification"')
+      expect(page).not.toContain('from the sign-in page')
+    })
+
+    it('signing in with an unconfirmed address offers the resend right there, which answers as the API does', async () => {
+      const email = 'page-unverified@example.test'
+      expect((await t.form('/quiz/register', { name: 'Unverified', email, password: 'correct horse' })).status).toBe(200)
+      const refused = await t.form('/quiz/login', { email, password: 'correct horse' })
+      expect(refused.status).toBe(422)
+      const page = await refused.text()
+      expect(page).toContain('Email not verified')
+      expect(page).toContain('action="/quiz/resend-verification"')
+      expect(page).toContain(`value="${email}"`)
+      const resent = await t.form('/quiz/resend-verification', { email })
+      expect(resent.status).toBe(200)
+      expect(await resent.text()).toContain('Check your email')
+    })
+
+    it('the forgot-password page links back to sign-in', async () => {
+      expect(await (await t.get('/quiz/forgot-password', { headers: html })).text()).toContain('href="/quiz/login">Back to sign in</a>')
     })
 
     it('a reset with an invalid token re-renders the form with the message', async () => {

@@ -2,7 +2,8 @@
 // preflight, the cross-site refusal), the security headers on every kind of response, and the 200-per-minute
 // limit on all clinical /api/* requests per client address.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { CLINICAL_API_RATE_RULE, CORS_ALLOW_METHODS, PREFLIGHT_MAX_AGE_S } from '../src/security'
+import { CLINICAL_API_RATE_RULE } from '../plugins/clinical/envelope'
+import { CORS_ALLOW_METHODS, PREFLIGHT_MAX_AGE_S } from '../src/security'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 
 const APP_URL = 'https://clinic.example.org'

@@ -125,6 +125,22 @@ export const Field = (p: FieldProps) => {
   )
 }
 
+const ERROR_TITLES: Record<number, string> = {
+  400: 'This request could not be used', 401: 'Sign in to continue', 403: 'Not allowed', 404: 'Page not found',
+  413: 'Too large', 422: 'This request could not be used', 429: 'Too many requests',
+}
+/** A title a person understands for an error status. */
+export const errorTitle = (status: number) => ERROR_TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'This request could not be used')
+
+/** The page a browser gets for an error (a missing page, a refused form): the service's frame and a way home. */
+export const ErrorPage = (p: { status: number; message: string; base: string; brand: string }) => (
+  <Layout title={errorTitle(p.status)} base={p.base} brand={p.brand}>
+    <h1 safe>{errorTitle(p.status)}</h1>
+    <p safe>{p.message}</p>
+    <p><a href={`${p.base}/`}>Go to the start page</a></p>
+  </Layout>
+)
+
 /** htmx request for a fragment: HX-Request without HX-Boosted (a boosted request gets the whole page). */
 export const isFragment = (request: Request) =>
   request.headers.get('hx-request') === 'true' && request.headers.get('hx-boosted') !== 'true'

@@ -1,17 +1,17 @@
 // Spec 3, User administration and the registration setting: admin only. Routing, guards, validation and
 // response shaping; the rules live in service.ts.
 import { Elysia } from 'elysia'
-import type { Core } from '../../src/plugin'
-import { clinicalAuth } from '../clinical/exports'
+import type { AdminState } from './index'
 import { RegistrationBody, Success, UserDetail, UserIdParams, UserList } from './model'
 import * as admin from './service'
 
 const usersTag = ['Admin: users']
 const settingsTag = ['Admin: settings']
 
-export const adminRoutes = (core: Core) =>
-  new Elysia({ prefix: '/api/admin' })
-    .use(clinicalAuth(core))
+export const adminRoutes = ({ core, clinical: { audit, auth: clinicalAuth } }: AdminState) => {
+  const actor = (user: { id: number }, request: Request): admin.Actor => ({ id: user.id, ip: core.clientAddress(request) })
+  return new Elysia({ prefix: '/api/admin' })
+    .use(clinicalAuth)
     .get('/users', async () => ({ success: true as const, users: await admin.listUsers(core) }), {
       auth: 'admin', response: UserList,
       detail: { tags: usersTag, summary: 'List users', description: 'Newest accounts first.' },
@@ -21,14 +21,14 @@ export const adminRoutes = (core: Core) =>
       detail: { tags: usersTag, summary: 'One user, with API call count and last sign-in', description: '404 unknown user.' },
     })
     .post('/users/:id/verify', async ({ params, user, request }) => {
-      await admin.verifyUser(core, { id: user.id, ip: core.clientAddress(request) }, params.id)
+      await admin.verifyUser(core, audit, actor(user, request), params.id)
       return { success: true as const }
     }, {
       auth: 'admin', params: UserIdParams, response: Success,
       detail: { tags: usersTag, summary: 'Mark a user\'s email as verified', description: 'Bypasses the email link. 404 unknown user.' },
     })
     .post('/users/:id/disable', async ({ params, user, request }) => {
-      await admin.disableUser(core, { id: user.id, ip: core.clientAddress(request) }, params.id)
+      await admin.disableUser(core, audit, actor(user, request), params.id)
       return { success: true as const }
     }, {
       auth: 'admin', params: UserIdParams, response: Success,
@@ -38,14 +38,14 @@ export const adminRoutes = (core: Core) =>
       },
     })
     .post('/users/:id/enable', async ({ params, user, request }) => {
-      await admin.enableUser(core, { id: user.id, ip: core.clientAddress(request) }, params.id)
+      await admin.enableUser(core, audit, actor(user, request), params.id)
       return { success: true as const }
     }, {
       auth: 'admin', params: UserIdParams, response: Success,
       detail: { tags: usersTag, summary: 'Enable a disabled user', description: 'The user can sign in again. 404 unknown user.' },
     })
     .post('/settings/registration', async ({ body, user, request }) => {
-      await admin.setRegistrationEnabled(core, { id: user.id, ip: core.clientAddress(request) }, body.enabled)
+      await admin.setRegistrationEnabled(core, audit, actor(user, request), body.enabled)
       return { success: true as const }
     }, {
       auth: 'admin', body: RegistrationBody, response: Success,
@@ -54,3 +54,4 @@ export const adminRoutes = (core: Core) =>
         description: 'While off, POST /api/auth/register answers 403, except for the very first account. GET /api/auth/registration-status reflects it.',
       },
     })
+}

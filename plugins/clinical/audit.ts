@@ -167,6 +167,10 @@ interface QueuedEntry {
   failures: number
 }
 
+/**
+ * A batched writer over the core's database. The clinical plugin's setup makes the one writer of a boot
+ * (ClinicalState.audit), which every clinical-family plugin writes through; shutdown drains it.
+ */
 export function createAuditWriter(
   core: Pick<Core, 'db' | 'log' | 'now' | 'onShutdown'>,
   opts: AuditWriterOptions = {},
@@ -277,12 +281,4 @@ export function createAuditWriter(
 
   core.onShutdown(close)
   return { write, flush, close }
-}
-
-const writers = new WeakMap<Core, AuditWriter>()
-/** The one audit writer of a Core: every clinical-family plugin writes through it; shutdown drains it. */
-export function auditLog(core: Core): AuditWriter {
-  let writer = writers.get(core)
-  if (!writer) writers.set(core, (writer = createAuditWriter(core)))
-  return writer
 }

@@ -1,8 +1,14 @@
-// What the clinical plugin offers the rest of the clinical family (learning, directory, admin) on purpose:
-// the guard and its user type, the roles, the audit log, the service's settings, and ending a user's sessions.
-// Other plugins import from here, never from the clinical plugin's internals.
-export { clinicalAuth, hasRole, type ClinicalUser } from './guard'
+// What the clinical plugin offers the rest of the clinical family (learning, directory, admin) on purpose: the
+// plugin itself (its state, with `use(clinicalPlugin)` in a setup: the guard and the audit writer), the roles,
+// the service's settings, the user accounts and ending a user's sessions. Other plugins import from here, never
+// from the clinical plugin's internals.
+export { default as clinicalPlugin } from './index'
+export type { ClinicalState } from './state'
+export { hasRole, type ClinicalUser } from './guard'
 export { Role, ROLES, Success } from './models/accounts'
-export { auditLog, type AuditAction } from './audit'
+export type { AuditAction, AuditWriter } from './audit'
 export { getConfigValue, getConfigValues, registrationEnabled, REGISTRATION_ENABLED, setConfigValues } from './services/app-config'
-export { endUserSessions, USER_COLUMNS, type ClinicalUserRow } from './services/sessions'
+export { endUserSessions } from './services/sessions'
+export {
+  findUserAccount, listUserAccounts, markEmailVerified, setUserDisabled, type ClinicalUserRow, type UserAccountDetail,
+} from './services/users'

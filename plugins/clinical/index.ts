@@ -1,16 +1,20 @@
 // Spec 2: the clinical documentation assistant's core (accounts, sessions, security envelope, audit, ...).
 import { definePlugin } from '../../src/plugin'
+import { clinicalService } from './envelope'
 import { clinicalRoutes } from './routes/index'
 import { sweepAuthTokens, sweepSessions } from './services/sessions'
+import { setupClinical, type ClinicalState } from './state'
 
 export default definePlugin({
   name: 'clinical',
   app: 'clinical',
   dir: import.meta.dir,
+  setup: setupClinical,
   routes: clinicalRoutes,
+  service: clinicalService((state: ClinicalState) => state.core),
   schedules: [
     // Expired session rows and spent one-time tokens: nothing reads them, so they go.
-    { name: 'clinical.sessions.sweep', cron: '0 23 * * * *', run: async (core) => void (await sweepSessions(core)) },
-    { name: 'clinical.auth-tokens.sweep', cron: '0 41 * * * *', run: async (core) => void (await sweepAuthTokens(core)) },
+    { name: 'clinical.sessions.sweep', cron: '0 23 * * * *', run: async ({ core }) => void (await sweepSessions(core)) },
+    { name: 'clinical.auth-tokens.sweep', cron: '0 41 * * * *', run: async ({ core }) => void (await sweepAuthTokens(core)) },
   ],
 })

@@ -1,7 +1,8 @@
 // The AI gateway: an OpenAI-compatible API (AI_BASE_URL, e.g. a LiteLLM proxy) through `ai` and
 // `@ai-sdk/openai`: text, structured objects validated against a schema, embeddings, model listing, speech and
 // transcription. Every call has a timeout; failures become the specs' statuses: nothing configured -> 503,
-// unreachable or unusable answer -> 502. Never a hang, never a stack trace in a response.
+// unreachable, an error answer or an unusable answer -> 502, no answer within the timeout -> 504, each with a
+// message that says which of them happened. Never a hang, never a stack trace in a response.
 import { createOpenAI } from '@ai-sdk/openai'
 import { APICallError, embedMany, generateText, jsonSchema, NoObjectGeneratedError, Output, type ModelMessage } from 'ai'
 import type { Static, TSchema } from '@sinclair/typebox'
@@ -67,7 +68,12 @@ export const AI_TIMEOUT_MS = 120_000
 export const AI_LIST_MODELS_TIMEOUT_MS = 15_000
 
 export const aiNotConfigured = (what = 'No AI model is configured') => HttpError.unavailable('ai_not_configured', what)
-export const aiUnreachable = (cause: unknown) => HttpError.upstream('ai_unreachable', cause, 'The AI service is temporarily unavailable')
+export const aiUnreachable = (cause: unknown) => HttpError.upstream('ai_unreachable', cause, 'The AI service could not be reached')
+/** The gateway answered, with an error status (a wrong key, a model it does not know, its own failure): the status is in the log. */
+export const aiFailed = (cause: unknown) => HttpError.upstream('ai_unreachable', cause, 'The AI service answered with an error')
+const seconds = (ms: number) => (Math.round(ms / 1000) === 1 ? '1 second' : `${Math.round(ms / 1000)} seconds`)
+export const aiTimedOut = (cause: unknown, timeoutMs: number) =>
+  new HttpError(504, 'ai_timeout', `The AI service did not answer within ${seconds(timeoutMs)}`, undefined, { cause })
 export const aiInvalidOutput = (cause: unknown) => HttpError.upstream('ai_invalid_output', cause, 'The AI service gave an answer that could not be used')
 
 /** The answer's JSON did not match the schema; the first problems, for the log (never the response). */
@@ -109,7 +115,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     } catch (err) {
       // The caller gave up (a cancelled job): its own reason, not a gateway failure.
       if (opts.signal?.aborted && !timeout.aborted) throw opts.signal.reason ?? err
-      const mapped = classify(err)
+      const mapped = timeout.aborted ? aiTimedOut(describe(err), opts.timeoutMs ?? AI_TIMEOUT_MS) : classify(err)
       log.warn({ op, model, ms: ms(), code: mapped.code, cause: mapped.cause }, 'ai call failed')
       throw mapped
     }
@@ -251,6 +257,9 @@ function classify(err: unknown): HttpError {
   if (name === 'AI_TypeValidationError' || name === 'AI_JSONParseError' || name === 'AI_InvalidResponseDataError' || name === 'AI_NoContentGeneratedError') {
     return aiInvalidOutput(cause)
   }
+  if (APICallError.isInstance(err) && err.statusCode !== undefined) return aiFailed(cause)
+  const status = (err as { status?: unknown } | null)?.status
+  if (typeof status === 'number' && status >= 300) return aiFailed(cause)
   return aiUnreachable(cause)
 }
 

@@ -88,6 +88,19 @@ export function pgErrorCode(err: unknown): string | null {
 }
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505'
 
+/**
+ * The database cannot be reached or dropped the connection (the server is down, restarting or unreachable), as
+ * opposed to a query's own failure: Bun's client reports it as ERR_POSTGRES_CONNECTION_* (or a socket error), the
+ * server as SQLSTATE class 08 or 57P01-57P03 (shutting down, starting up).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const code = (err as { code?: unknown }).code
+  if (typeof code === 'string' && (/^ERR_POSTGRES_(CONNECTION|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/.test(code) || /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH)$/.test(code))) return true
+  const state = pgErrorCode(err)
+  return state !== null && (state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03')
+}
+
 export async function openDb(opts: DbOptions): Promise<Db> {
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) return openBunSql(opts.url, opts.poolSize ?? 10)
   return openPglite(opts)
@@ -168,7 +181,8 @@ function normaliseInt8<T>(result: T[] & { columns?: Array<{ name: string; type: 
 
 async function openBunSql(url: string, max: number): Promise<Db> {
   const { SQL } = await import('bun')
-  const client = new SQL({ url, max, idleTimeout: 30, onconnect: undefined })
+  // A server that is down fails a query within connectionTimeout (seconds) instead of holding the request.
+  const client = new SQL({ url, max, idleTimeout: 30, connectionTimeout: 5, onconnect: undefined })
   type Runner = { unsafe: (text: string, params?: unknown[]) => Promise<unknown> }
   const make = (q: Runner, inTx: boolean): Db => ({
     kind: 'postgres',

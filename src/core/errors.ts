@@ -2,7 +2,7 @@
 // quiz (spec 1) answers FastAPI-style `{detail}`, validation failures 422 with the field locations;
 // clinical (specs 2, 3) answers `{success: false, error, code}` and every 5xx says only `Request failed`.
 import { Elysia, ValidationError } from 'elysia'
-import { pgErrorCode } from './db'
+import { isDatabaseUnavailable, pgErrorCode } from './db'
 import type { Logger } from './log'
 
 export type ServiceStyle = 'quiz' | 'clinical'
@@ -63,14 +63,16 @@ function wantsHtml(request: Request): boolean {
   return !path.includes('/api/') && (request.headers.get('accept') ?? '').includes('text/html')
 }
 
-function htmlPage(status: number, message: string): Response {
-  const text = Bun.escapeHTML(message)
-  return new Response(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status}</title></head>` +
-      `<body><main><h1>${status}</h1><p>${text}</p><p><a href="javascript:history.back()">Back</a></p></main></body></html>`,
-    { status, headers: { 'content-type': 'text/html; charset=utf-8' } },
-  )
-}
+/** The HTML of a service's error page for a browser: its status and message in the service's layout. */
+export type ErrorPageRenderer = (status: number, message: string) => string
+
+/** Without a service's own page (a bare test app): a minimal one, still with a real link home. */
+const plainPage: ErrorPageRenderer = (status, message) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status}</title></head>` +
+  `<body><main><h1>${status}</h1><p>${Bun.escapeHTML(message)}</p><p><a href="/">Go to the start page</a></p></main></body></html>`
+
+const htmlPage = (status: number, message: string, page: ErrorPageRenderer) =>
+  new Response(page(status, message), { status, headers: { 'content-type': 'text/html; charset=utf-8' } })
 
 /** The service's JSON error body for a status, code and message. */
 export function errorBody(style: ServiceStyle, status: number, code: string, message: string, problems?: FieldProblem[], extra?: Record<string, unknown>) {
@@ -81,53 +83,108 @@ export function errorBody(style: ServiceStyle, status: number, code: string, mes
   return { success: false, error: message, code, ...(problems ? { fields: Object.fromEntries(problems.map((p) => [p.field, p.message])) } : {}), ...extra }
 }
 
-export function reply(style: ServiceStyle, request: Request, status: number, code: string, message: string, opts: { problems?: FieldProblem[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {}): Response {
+interface ReplyOptions { problems?: FieldProblem[]; headers?: Record<string, string>; extra?: Record<string, unknown>; page?: ErrorPageRenderer }
+
+export function reply(
+  style: ServiceStyle, request: Request, status: number, code: string, message: string,
+  opts: ReplyOptions = {},
+): Response {
   if (wantsHtml(request)) {
-    const res = htmlPage(status, message)
+    const res = htmlPage(status, message, opts.page ?? plainPage)
     for (const [k, v] of Object.entries(opts.headers ?? {})) res.headers.set(k, v)
     return res
   }
   return json(status, errorBody(style, status, code, message, opts.problems, opts.extra), opts.headers)
 }
 
+/** Seconds a client waits before retrying while the database is unreachable (Retry-After of the 503). */
+export const DATABASE_RETRY_AFTER_S = 5
+/** An outage ends once this long passes without a request failing on it; the next failure logs a new one. */
+export const OUTAGE_QUIET_MS = 60_000
+
+/**
+ * Logs a database outage once, not once per request that meets it: the first failure is an error line, and the
+ * ones that follow within OUTAGE_QUIET_MS of each other are counted into the same outage.
+ */
+export function outageLog(log: Logger, now: () => number = Date.now) {
+  let lastFailure = -Infinity
+  let failures = 0
+  return (err: unknown) => {
+    const t = now()
+    if (t - lastFailure > OUTAGE_QUIET_MS) {
+      failures = 0
+      log.error({ err }, 'database unavailable: requests answer 503 until it is back')
+    }
+    failures++
+    lastFailure = t
+    return failures
+  }
+}
+export type OutageLog = ReturnType<typeof outageLog>
+
+export interface ErrorMapperOptions {
+  /** Shared by both services of a process, so one outage is logged once. */
+  outage?: OutageLog
+  /** The service's error page for browsers. */
+  page?: ErrorPageRenderer
+}
+
 /** The error mapper of one service; `.use()` it first in the app. */
-export const errorMapper = (style: ServiceStyle, log: Logger) =>
-  new Elysia({ name: 'core.errors', seed: style }).onError({ as: 'global' }, ({ code, error, request }) => {
-    if (error instanceof HttpError) {
-      if (error.status >= 500) {
-        log.error({ err: error.cause ?? error, code: error.code, path: new URL(request.url).pathname }, error.message)
-        const message = style === 'clinical' ? 'Request failed' : error.message
-        return reply(style, request, error.status, error.code, message, { headers: error.headers })
-      }
-      const problems = error.fields && error.status === 422
-        ? Object.entries(error.fields).map(([field, message]) => ({ location: 'body', field, message }))
-        : undefined
-      return reply(style, request, error.status, error.code, error.message, { problems, headers: error.headers, extra: error.extra })
-    }
-    if (code === 'VALIDATION' && error instanceof ValidationError) {
-      const problems = validationProblems(error)
-      const status = style === 'quiz' ? 422 : 400
-      const first = problems[0]!
-      const message = first.field ? `${first.field}: ${first.message}` : first.message
-      return reply(style, request, status, 'invalid_input', message, { problems })
-    }
-    if (code === 'PARSE') {
-      const status = style === 'quiz' ? 422 : 400
-      return reply(style, request, status, 'invalid_body', 'The request body could not be parsed', {
-        problems: [{ location: 'body', field: '', message: 'The request body could not be parsed' }],
-      })
-    }
-    if (code === 'NOT_FOUND') return reply(style, request, 404, 'not_found', 'Not Found')
-    // PostgreSQL text cannot hold U+0000: a NUL in any input is the client's error, not the server's.
-    const sqlState = pgErrorCode(error)
-    if (sqlState === '22021' || sqlState === '22P05') {
-      return reply(style, request, 400, 'invalid_text', 'Text must not contain NUL (U+0000) characters')
-    }
-    if (code === 'INVALID_COOKIE_SIGNATURE') return reply(style, request, 400, 'invalid_cookie', 'Invalid cookie')
-    const status = typeof (error as { status?: unknown }).status === 'number' ? (error as { status: number }).status : 500
-    if (status >= 400 && status < 500) {
-      return reply(style, request, status, 'bad_request', error instanceof Error ? error.message : 'Bad request')
-    }
-    log.error({ err: error, path: new URL(request.url).pathname }, 'request failed')
-    return reply(style, request, 500, 'internal', 'Request failed')
+export const errorMapper = (style: ServiceStyle, log: Logger, opts: ErrorMapperOptions = {}) => {
+  const outage = opts.outage ?? outageLog(log)
+  const answer: Reply = (request, status, code, message, o = {}) => reply(style, request, status, code, message, { ...o, page: opts.page })
+  return new Elysia({ name: 'core.errors', seed: style }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+    const response = toResponse(style, log, outage, answer, code, error, request)
+    set.status = response.status // what the request log and metrics record
+    return response
   })
+}
+
+type Reply = (request: Request, status: number, code: string, message: string, o?: ReplyOptions) => Response
+
+function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer: Reply, code: string | number, error: unknown, request: Request): Response {
+  // A refusal thrown while the body is read (the body-limit macro) reaches here wrapped in Elysia's ParseError.
+  if (code === 'PARSE' && error instanceof Error && error.cause instanceof HttpError) error = error.cause
+  if (isDatabaseUnavailable(error)) {
+    outage(error)
+    const message = style === 'clinical' ? 'Request failed' : 'The service is temporarily unavailable, try again shortly'
+    return answer(request, 503, 'database_unavailable', message, { headers: { 'retry-after': String(DATABASE_RETRY_AFTER_S) } })
+  }
+  if (error instanceof HttpError) {
+    if (error.status >= 500) {
+      log.error({ err: error.cause ?? error, code: error.code, path: new URL(request.url).pathname }, error.message)
+      const message = style === 'clinical' ? 'Request failed' : error.message
+      return answer(request, error.status, error.code, message, { headers: error.headers })
+    }
+    const problems = error.fields && error.status === 422
+      ? Object.entries(error.fields).map(([field, message]) => ({ location: 'body', field, message }))
+      : undefined
+    return answer(request, error.status, error.code, error.message, { problems, headers: error.headers, extra: error.extra })
+  }
+  if (code === 'VALIDATION' && error instanceof ValidationError) {
+    const problems = validationProblems(error)
+    const status = style === 'quiz' ? 422 : 400
+    const first = problems[0]!
+    const message = first.field ? `${first.field}: ${first.message}` : first.message
+    return answer(request, status, 'invalid_input', message, { problems })
+  }
+  if (code === 'PARSE') {
+    const status = style === 'quiz' ? 422 : 400
+    return answer(request, status, 'invalid_body', 'The request body could not be parsed', {
+      problems: [{ location: 'body', field: '', message: 'The request body could not be parsed' }],
+    })
+  }
+  if (code === 'NOT_FOUND') return answer(request, 404, 'not_found', 'Not Found')
+  // PostgreSQL text cannot hold U+0000: a NUL in any input is the client's error, not the server's.
+  const sqlState = pgErrorCode(error)
+  if (sqlState === '22021' || sqlState === '22P05') {
+    return answer(request, 400, 'invalid_text', 'Text must not contain NUL (U+0000) characters')
+  }
+  if (code === 'INVALID_COOKIE_SIGNATURE') return answer(request, 400, 'invalid_cookie', 'Invalid cookie')
+  const status = typeof (error as { status?: unknown }).status === 'number' ? (error as { status: number }).status : 500
+  if (status >= 400 && status < 500) {
+    return answer(request, status, 'bad_request', error instanceof Error ? error.message : 'Bad request')
+  }
+  log.error({ err: error, path: new URL(request.url).pathname }, 'request failed')
+  return answer(request, 500, 'internal', 'Request failed')
+}

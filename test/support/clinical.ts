@@ -2,6 +2,8 @@
 // through the real API, and the client headers of the two token transports.
 import { expect } from 'bun:test'
 import { hashPassword } from '../../src/auth/password'
+import clinicalPlugin from '../../plugins/clinical'
+import type { ClinicalState } from '../../plugins/clinical/state'
 import type { TestApp } from './app'
 
 export { freshIp, settle, uniqueEmail } from './quiz'
@@ -29,6 +31,12 @@ export interface UserSpec {
   /** A password other than CLINICAL_PASSWORD, or a stored hash as is (`hash:`). */
   password?: string
 }
+
+/** The clinical plugin's state of a test app (its audit writer, its guard). */
+export const clinicalState = (app: TestApp): ClinicalState => app.booted.stateOf(clinicalPlugin)
+
+/** Writes the audit entries queued so far (the writer batches them), so a test can read them from clinical.audit_log. */
+export const flushAudit = (app: TestApp): Promise<void> => clinicalState(app).audit.flush()
 
 /** Inserts a user straight into clinical.users; returns its id. */
 export async function insertUser(app: TestApp, spec: UserSpec): Promise<number> {

@@ -61,7 +61,7 @@ export async function expectValidation(res: Response, field: string) {
 }
 
 export async function userCount(t: TestApp, email: string): Promise<number> {
-  const [row] = await t.db.sql<{ n: number }>`select count(*)::int as n from quiz.users where lower(email) = lower(${email})`
+  const [row] = await t.db.sql<{ n: number }>`select count(*) as n from quiz.users where lower(email) = lower(${email})`
   return row!.n
 }
 
@@ -86,7 +86,7 @@ export interface Account { id: number; email: string; token: string }
 
 /** The user's id and role as stored, or null when no user has that email (in any letter case). */
 export async function userRow(t: TestApp, email: string) {
-  const [row] = await t.db.sql<{ id: number; role: string }>`select id::int as id, role from quiz.users where lower(email) = lower(${email})`
+  const [row] = await t.db.sql<{ id: number; role: string }>`select id, role from quiz.users where lower(email) = lower(${email})`
   return row ?? null
 }
 

@@ -90,6 +90,19 @@ export const PasswordChangeResponse = t.Object({ success: t.Literal(true), passw
 export const ChangePasswordBody = t.Object({ currentPassword: AnyPassword, newPassword: NewPassword })
 export const TokenQuery = t.Object({ token: t.Optional(t.String({ maxLength: 512 })) })
 
+/** One of the caller's sessions (GET /api/auth/sessions). */
+export const SessionListing = t.Object({
+  id: t.String({ format: 'uuid', description: 'The sessionId of the login response' }),
+  client: t.Union([t.Literal('web'), t.Literal('mobile')]),
+  ip_address: t.Nullable(t.String()),
+  device_label: t.Nullable(t.String({ description: 'The User-Agent of the sign-in' })),
+  created_at: t.String({ format: 'date-time' }),
+  last_activity: t.String({ format: 'date-time' }),
+  current: t.Boolean({ description: 'True for the session of this request' }),
+})
+export type SessionListing = typeof SessionListing.static
+export const SessionList = t.Object({ success: t.Literal(true), sessions: t.Array(SessionListing) })
+
 export const MeResponse = t.Object({ success: t.Literal(true), user: ProfileUser })
 export const RegistrationStatus = t.Object({ success: t.Literal(true), registrationEnabled: t.Boolean() })
 export const OidcStatus = t.Object({

@@ -1,16 +1,24 @@
-// The clinical service's controllers, one per area of spec 2.
+// The clinical service's controllers, one per area of spec 2: the API's here, the pages' in ../pages.
 import { Elysia } from 'elysia'
-import type { Core } from '../../../src/plugin'
-import { authRoutes } from './auth'
+import { bodyLimits } from '../../../src/envelope'
+import { accountPages } from '../pages/account'
+import { signInPages } from '../pages/sign-in'
+import type { ClinicalState } from '../state'
+import { accountRoutes } from './accounts'
 import { oidcRoutes } from './oidc'
-import { pagesRoutes } from './pages'
 import { sessionRoutes } from './sessions'
 import { twoFactorRoutes } from './two-factor'
 
-export const clinicalRoutes = (core: Core) =>
+/** spec 2, security: the account routes (/api/auth/*) take a few short strings; their bodies stay under this. */
+export const ACCOUNT_BODY_LIMIT = 64 * 1024
+
+export const clinicalRoutes = (state: ClinicalState) =>
   new Elysia()
-    .use(authRoutes(core))
-    .use(sessionRoutes(core))
-    .use(twoFactorRoutes(core))
-    .use(oidcRoutes(core))
-    .use(pagesRoutes(core))
+    .use(bodyLimits)
+    .guard({ bodyLimit: ACCOUNT_BODY_LIMIT }, (accounts) => accounts
+      .use(accountRoutes(state))
+      .use(sessionRoutes(state))
+      .use(twoFactorRoutes(state))
+      .use(oidcRoutes(state)))
+    .use(signInPages(state))
+    .use(accountPages(state))

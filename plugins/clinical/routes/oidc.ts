@@ -2,12 +2,12 @@
 // Routing, guards, validation and response shaping only; the rules live in services/oidc.ts.
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
-import type { Core } from '../../../src/plugin'
 import { html } from '../../../views/page'
-import { auditLog } from '../audit'
-import { clinicalAuth } from '../guard'
+import { authCookie, bindingCookie, bindingFromRequest, OIDC_BINDING_COOKIE } from '../cookies'
+import { callerOf } from '../guard'
 import { Success } from '../models/accounts'
 import * as oidc from '../services/oidc'
+import type { ClinicalState } from '../state'
 import { MessagePage } from '../views/common'
 
 const tags = ['Single sign-on']
@@ -43,7 +43,7 @@ const OidcConfigResponse = t.Object({
 
 const wantsPage = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html')
 
-export const oidcRoutes = (core: Core) => {
+export const oidcRoutes = ({ core, audit, auth: clinicalAuth }: ClinicalState) => {
   const base = core.config.clinicalBasePath
   const appHome = `${core.config.appUrl ?? ''}${base}/`
 
@@ -53,7 +53,7 @@ export const oidcRoutes = (core: Core) => {
    * writes these refusals (`error=email_unverified`), and the explanation as `message`.
    */
   const refused = async (request: Request, err: unknown, clearBinding: boolean): Promise<Response> => {
-    const headers: Record<string, string> = clearBinding ? { 'set-cookie': oidc.bindingCookie(core, null) } : {}
+    const headers: Record<string, string> = clearBinding ? { 'set-cookie': bindingCookie(core, null) } : {}
     const known = err instanceof HttpError ? err : null
     if (!wantsPage(request)) {
       if (!known || known.status >= 500) throw err
@@ -74,13 +74,13 @@ export const oidcRoutes = (core: Core) => {
   }
 
   return new Elysia({ prefix: '/api/auth' })
-    .use(clinicalAuth(core))
+    .use(clinicalAuth)
     .get('/oidc', async ({ request }) => {
       try {
         const started = await oidc.startSignIn(core)
         return new Response(null, {
           status: 302,
-          headers: { location: started.url, 'set-cookie': oidc.bindingCookie(core, started.binding), 'cache-control': 'no-store' },
+          headers: { location: started.url, 'set-cookie': bindingCookie(core, started.binding), 'cache-control': 'no-store' },
         })
       } catch (err) {
         return refused(request, err, false)
@@ -91,7 +91,7 @@ export const oidcRoutes = (core: Core) => {
         description: [
           'A plain link (GET), so it works from pages whose CSP allows only same-origin form posts. Answers 302 to the identity',
           'provider\'s authorization endpoint (authorization code with PKCE S256, scopes `openid email profile`, a nonce) and sets',
-          `the short-lived httpOnly cookie \`${oidc.OIDC_BINDING_COOKIE}\` that binds the sign-in to this browser; the signed`,
+          `the short-lived httpOnly cookie \`${OIDC_BINDING_COOKIE}\` that binds the sign-in to this browser; the signed`,
           `\`state\` carries the PKCE verifier (sealed), the nonce and the cookie's hash and lasts ${oidc.OIDC_STATE_LIFETIME_S / 60} minutes.`,
           '',
           'Errors (an HTML page for `Accept: text/html`, else `{success: false, error, code}`):',
@@ -103,10 +103,10 @@ export const oidcRoutes = (core: Core) => {
     })
     .get('/oidc/callback', async ({ query, request }) => {
       try {
-        const session = await oidc.completeSignIn(core, { ...query, binding: oidc.bindingFromRequest(request) }, request)
+        const session = await oidc.completeSignIn(core, audit, { ...query, binding: bindingFromRequest(request) }, callerOf(core, request))
         const headers = new Headers({ location: appHome, 'cache-control': 'no-store' })
-        headers.append('set-cookie', session.cookie!)
-        headers.append('set-cookie', oidc.bindingCookie(core, null))
+        headers.append('set-cookie', authCookie(core, session.token))
+        headers.append('set-cookie', bindingCookie(core, null))
         return new Response(null, { status: 302, headers })
       } catch (err) {
         return refused(request, err, true)
@@ -123,7 +123,7 @@ export const oidcRoutes = (core: Core) => {
           'service becomes admin).',
           '',
           'Errors: browsers (`Accept: text/html`) get a page explaining the failure that links to `{base}/?error=<code>`; other',
-          'clients get `{success: false, error: <code>, code: <code>, message}` (spec 2: `error=email_unverified`); a 5xx only',
+          'clients get `{success: false, error: <code>, code: <code>, message}` (for example `error=email_unverified`); a 5xx only',
           '`Request failed`. The binding cookie is cleared either way.',
           '- 400 `invalid_state` (missing, tampered or expired state), `state_unbound` (binding cookie missing or not this',
           '  browser\'s), `state_replayed` (a state is spent at its first use), `idp_error` (the provider sent `error`),',
@@ -146,7 +146,7 @@ export const oidcRoutes = (core: Core) => {
     })
     .put('/oidc/config', async ({ body, user, request }) => {
       const written = await oidc.saveOidcConfig(core, body)
-      auditLog(core).write({ action: 'oidc_settings_changed', userId: user.id, ip: core.clientAddress(request), details: { keys: written } })
+      audit.write({ action: 'oidc_settings_changed', userId: user.id, ip: core.clientAddress(request), details: { keys: written } })
       return { success: true as const }
     }, {
       auth: 'admin', body: OidcConfigBody, response: Success,

@@ -2,27 +2,18 @@
 // table; the session rows it describes are what a user needs to see to trust "Session revoked".
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
-import type { Core } from '../../../src/plugin'
-import { clinicalAuth } from '../guard'
-import { Success } from '../models/accounts'
-import { authCookie, endSessionById, listSessions } from '../services/sessions'
+import { authCookie } from '../cookies'
+import { SessionList, Success } from '../models/accounts'
+import { endSessionById, listSessions } from '../services/sessions'
+import type { ClinicalState } from '../state'
 
 const tags = ['Auth']
-const SessionListing = t.Object({
-  id: t.String({ format: 'uuid', description: 'The sessionId of the login response' }),
-  client: t.Union([t.Literal('web'), t.Literal('mobile')]),
-  ip_address: t.Nullable(t.String()),
-  device_label: t.Nullable(t.String({ description: 'The User-Agent of the sign-in' })),
-  created_at: t.String({ format: 'date-time' }),
-  last_activity: t.String({ format: 'date-time' }),
-  current: t.Boolean({ description: 'True for the session of this request' }),
-})
 
-export const sessionRoutes = (core: Core) =>
+export const sessionRoutes = ({ core, auth: clinicalAuth }: ClinicalState) =>
   new Elysia({ prefix: '/api/auth/sessions' })
-    .use(clinicalAuth(core))
+    .use(clinicalAuth)
     .get('', async ({ user, auth }) => ({ success: true as const, sessions: await listSessions(core, user.id, auth.sessionId) }), {
-      auth: 'user', response: t.Object({ success: t.Literal(true), sessions: t.Array(SessionListing) }),
+      auth: 'user', response: SessionList,
       detail: { tags, summary: 'The caller\'s sessions', description: 'Unexpired sessions, most recently active first. last_activity moves on writes at most every 10 minutes; reads never move it.' },
     })
     .delete('/:id', async ({ user, auth, params, set }) => {

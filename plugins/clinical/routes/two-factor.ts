@@ -1,19 +1,18 @@
 // Spec 2, Two-factor: setup, enable, disable and the backup codes of the signed-in user.
 // Routing, guards, validation and response shaping only; the rules live in services/two-factor.ts.
 import { Elysia } from 'elysia'
-import type { Core } from '../../../src/plugin'
-import { clinicalAuth } from '../guard'
 import { BackupCodeCount, BackupCodesResponse, CodeBody, PasswordBody, SetupTwoFactorResponse, Success } from '../models/accounts'
 import { ACCOUNT_SECURITY_RULE } from '../services/accounts'
 import * as twoFactor from '../services/two-factor'
+import type { ClinicalState } from '../state'
 
 const tags = ['Two-factor']
 const LIMITED = '429 (with Retry-After) after 20 requests per client address per 15 minutes, shared with change-password.'
 
-export const twoFactorRoutes = (core: Core) => {
+export const twoFactorRoutes = ({ core, audit, auth: clinicalAuth }: ClinicalState) => {
   const limit = (request: Request) => core.rateLimit.consume(ACCOUNT_SECURITY_RULE, core.clientAddress(request))
   return new Elysia({ prefix: '/api/auth' })
-    .use(clinicalAuth(core))
+    .use(clinicalAuth)
     .post('/setup-2fa', async ({ user, request }) => {
       await limit(request)
       return { success: true as const, ...(await twoFactor.setupTwoFactor(core, user)) }
@@ -29,7 +28,7 @@ export const twoFactorRoutes = (core: Core) => {
     })
     .post('/verify-2fa', async ({ user, body, request }) => {
       await limit(request)
-      return { success: true as const, ...(await twoFactor.enableTwoFactor(core, user.id, body.code, core.clientAddress(request))) }
+      return { success: true as const, ...(await twoFactor.enableTwoFactor(core, audit, user.id, body.code, core.clientAddress(request))) }
     }, {
       auth: 'user', body: CodeBody, response: BackupCodesResponse,
       detail: {
@@ -42,7 +41,7 @@ export const twoFactorRoutes = (core: Core) => {
     })
     .post('/disable-2fa', async ({ user, body, request }) => {
       await limit(request)
-      await twoFactor.disableTwoFactor(core, user.id, body.password, core.clientAddress(request))
+      await twoFactor.disableTwoFactor(core, audit, user.id, body.password, core.clientAddress(request))
       return { success: true as const }
     }, {
       auth: 'user', body: PasswordBody, response: Success,
@@ -54,7 +53,7 @@ export const twoFactorRoutes = (core: Core) => {
     })
     .post('/2fa/backup-codes', async ({ user, body, request }) => {
       await limit(request)
-      return { success: true as const, ...(await twoFactor.regenerateBackupCodes(core, user.id, body.password, core.clientAddress(request))) }
+      return { success: true as const, ...(await twoFactor.regenerateBackupCodes(core, audit, user.id, body.password, core.clientAddress(request))) }
     }, {
       auth: 'user', body: PasswordBody, response: BackupCodesResponse,
       detail: {

@@ -1,6 +1,6 @@
 // Spec 2, Authentication and accounts: register, email verification, login with its rules, password reset and
-// change, logout and the profile. Plain functions over the core services; nothing here knows about HTTP beyond
-// the Request a session is started for.
+// change, logout and the profile. Plain functions over the core services and the audit writer; a request is only
+// the Caller the edge made of it, and a started session is its token: the edge turns it into the cookie.
 import { verifyChallenge } from '../../../src/auth/challenge'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
@@ -10,11 +10,12 @@ import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
-import { auditLog } from '../audit'
+import type { AuditWriter } from '../audit'
 import type { ProfileUser, RegisterBody, SessionUser } from '../models/accounts'
 import { oidcSettings, registrationEnabled } from './app-config'
-import { endSession, endUserSessions, startSession, toClinicalUser, toSessionUser, USER_COLUMNS, type ClientKind, type ClinicalUserRow, type StartedSession } from './sessions'
+import { endSession, endUserSessions, startSession, type Caller, type StartedSession } from './sessions'
 import { verifyLoginCode } from './two-factor'
+import { markEmailVerified, toClinicalUser, toSessionUser, USER_COLUMNS, type ClinicalUserRow } from './users'
 
 export const VERIFY_TOKEN_LIFETIME_S = 24 * 3600
 export const RESET_TOKEN_LIFETIME_S = 3600
@@ -96,14 +97,14 @@ async function sendVerificationMail(core: Core, user: { id: number; email: strin
 
 export type RegisterResult =
   | { success: true; needsVerification: true; message: string }
-  | ({ success: true; needsVerification: false; message: string; token: string; sessionId: string; user: SessionUser } & { cookie: string | null })
+  | ({ success: true; needsVerification: false; message: string } & StartedSession & { user: SessionUser })
 
 /**
  * The first user becomes admin. With mail sending configured every account waits for its email link; without
  * mail it is verified and signed in at once (spec 2, register; spec 3, User account).
  */
-export async function register(core: Core, input: RegisterBody, request: Request): Promise<RegisterResult> {
-  const ip = core.clientAddress(request)
+export async function register(core: Core, audit: AuditWriter, input: RegisterBody, caller: Caller): Promise<RegisterResult> {
+  const { ip } = caller
   await core.rateLimit.consume(REGISTER_RULE, ip)
   await verifyChallenge(core.config.challenge, input.challengeToken, ip)
   const email = normaliseEmail(input.email)
@@ -132,14 +133,14 @@ export async function register(core: Core, input: RegisterBody, request: Request
     if (isUniqueViolation(err)) throw HttpError.conflict('email_taken', 'Email already registered')
     throw err
   }
-  auditLog(core).write({ action: 'register', userId: created.id, ip, details: { role: created.role, verified: created.email_verified } })
+  audit.write({ action: 'register', userId: created.id, ip, details: { role: created.role, verified: created.email_verified } })
   if (!created.email_verified) {
     // In the background: a slow or unreachable mail server must not fail a registration that is already stored
     // (the user can ask for the mail again with resend-verification).
     inBackground(core, 'verification mail', () => sendVerificationMail(core, created))
     return { success: true, needsVerification: true, message: MESSAGES.verificationSent }
   }
-  const session = await signedIn(core, created, request, 'register')
+  const session = await signedIn(core, audit, created, caller, 'register')
   return { success: true, needsVerification: false, message: MESSAGES.registered, ...session }
 }
 
@@ -155,7 +156,7 @@ export interface LoginInput {
 }
 
 export type LoginResult =
-  | { kind: 'signed_in'; token: string; sessionId: string; user: SessionUser; cookie: string | null }
+  | ({ kind: 'signed_in'; user: SessionUser } & StartedSession)
   | { kind: 'requires_2fa'; pendingToken: string }
 
 /**
@@ -164,13 +165,13 @@ export type LoginResult =
  * `Email not verified` (403), only after its password matched. With 2FA on and no code: requires2FA.
  * The login rate limit is the caller's (routes), so the pages' second step counts against it too.
  */
-export async function login(core: Core, input: LoginInput, request: Request): Promise<LoginResult> {
-  const ip = core.clientAddress(request)
+export async function login(core: Core, audit: AuditWriter, input: LoginInput, caller: Caller): Promise<LoginResult> {
+  const { ip } = caller
   const email = normaliseEmail(input.email)
   const [user] = await core.db.sql<ClinicalUserRow & { password_hash: string }>`
     select ${rawColumns}, password_hash from clinical.users where lower(email) = ${email}`
   const fail = (reason: string, action: 'login_failed' | 'login_blocked' = 'login_failed') => {
-    auditLog(core).write({ action, userId: user?.id ?? null, ip, details: { reason, email } })
+    audit.write({ action, userId: user?.id ?? null, ip, details: { reason, email } })
     return HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
   }
   if (!user) {
@@ -180,29 +181,29 @@ export async function login(core: Core, input: LoginInput, request: Request): Pr
   if (!(await verifyPassword(input.password, user.password_hash))) throw fail('wrong_password')
   if (user.disabled) throw fail('disabled', 'login_blocked')
   if (!user.email_verified) {
-    auditLog(core).write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'email_not_verified' } })
+    audit.write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'email_not_verified' } })
     throw HttpError.forbidden('email_not_verified', MESSAGES.notVerified)
   }
   if (user.role !== 'admin' && (await oidcSettings(core)).disableLocalAuth) {
-    auditLog(core).write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'local_auth_disabled' } })
+    audit.write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'local_auth_disabled' } })
     throw HttpError.forbidden('local_auth_disabled', MESSAGES.localAuthDisabled)
   }
   if (user.totp_enabled) {
     if (!input.totpCode?.trim() && !input.backupCode?.trim()) {
       return { kind: 'requires_2fa', pendingToken: await pendingTwoFactorToken(core, user.id) }
     }
-    await secondFactor(core, user.id, input, ip)
+    await secondFactor(core, audit, user.id, input, ip)
   }
   // spec 2, passwords: an older hash (bcrypt) is replaced by argon2id after a successful login, second factor included.
   if (needsRehash(user.password_hash)) {
     await core.db.sql`update clinical.users set password_hash = ${await hashPassword(input.password)} where id = ${user.id}`
   }
-  return { kind: 'signed_in', ...(await signedIn(core, user, request, 'login')) }
+  return { kind: 'signed_in', ...(await signedIn(core, audit, user, caller, 'login')) }
 }
 
-async function secondFactor(core: Core, userId: number, input: Pick<LoginInput, 'totpCode' | 'backupCode'>, ip: string) {
-  if (!(await verifyLoginCode(core, userId, input, ip))) {
-    auditLog(core).write({ action: 'login_failed', userId, ip, details: { reason: 'invalid_2fa_code' } })
+async function secondFactor(core: Core, audit: AuditWriter, userId: number, input: Pick<LoginInput, 'totpCode' | 'backupCode'>, ip: string) {
+  if (!(await verifyLoginCode(core, audit, userId, input, ip))) {
+    audit.write({ action: 'login_failed', userId, ip, details: { reason: 'invalid_2fa_code' } })
     throw HttpError.unauthorized('invalid_2fa_code', MESSAGES.invalidCode)
   }
 }
@@ -212,34 +213,35 @@ function pendingTwoFactorToken(core: Core, userId: number): Promise<string> {
 }
 
 /** The second step of a page sign-in: the pending token of the first step plus a TOTP or backup code. */
-export async function completeTwoFactorLogin(core: Core, pendingToken: string, code: string, request: Request) {
+export async function completeTwoFactorLogin(core: Core, audit: AuditWriter, pendingToken: string, code: string, caller: Caller) {
   const claims = await verifyToken(core.config.jwtSecret, TWO_FACTOR_PENDING_AUDIENCE, pendingToken, core.now())
   const userId = Number(claims?.sub)
   if (!claims || !Number.isSafeInteger(userId)) throw HttpError.unauthorized('sign_in_expired', 'The sign-in expired: enter your email and password again')
   const [user] = await core.db.sql<ClinicalUserRow>`select ${rawColumns} from clinical.users where id = ${userId}`
   if (!user || user.disabled) throw HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
-  await secondFactor(core, user.id, { totpCode: code }, core.clientAddress(request))
-  return signedIn(core, user, request, 'login')
+  await secondFactor(core, audit, user.id, { totpCode: code }, caller.ip)
+  return signedIn(core, audit, user, caller, 'login')
 }
 
-/** Starts the session of a successful sign-in, records last_login and the audit entry. */
+/** Starts the session of a successful sign-in (for the caller's client kind), records last_login and the audit entry. */
 export async function signedIn(
-  core: Core, user: ClinicalUserRow, request: Request, action: 'login' | 'login_oidc' | 'register', client?: ClientKind,
+  core: Core, audit: AuditWriter, user: ClinicalUserRow, caller: Pick<Caller, 'ip' | 'userAgent' | 'client'>,
+  action: 'login' | 'login_oidc' | 'register',
 ): Promise<StartedSession & { user: SessionUser }> {
-  const session = await startSession(core, user.id, request, client)
+  const session = await startSession(core, user.id, caller)
   await core.db.sql`update clinical.users set last_login = ${new Date(core.now()).toISOString()} where id = ${user.id}`
   if (action !== 'register') {
-    auditLog(core).write({ action, userId: user.id, ip: core.clientAddress(request), details: { client: session.client, sessionId: session.sessionId } })
+    audit.write({ action, userId: user.id, ip: caller.ip, details: { client: session.client, sessionId: session.sessionId } })
   }
   return { ...session, user: toSessionUser(user) }
 }
 
 // ---- email verification ---------------------------------------------------------------------------------
 
-export async function verifyEmail(core: Core, token: string, ip: string): Promise<void> {
+export async function verifyEmail(core: Core, audit: AuditWriter, token: string, ip: string): Promise<void> {
   const userId = await tokens.consume(core.db, token, 'verify_email', core.now())
-  await core.db.sql`update clinical.users set email_verified = true where id = ${userId}`
-  auditLog(core).write({ action: 'email_verified', userId, ip })
+  await markEmailVerified(core, userId)
+  audit.write({ action: 'email_verified', userId, ip })
 }
 
 export async function resendVerification(core: Core, email: string, ip: string): Promise<string> {
@@ -271,28 +273,28 @@ export async function forgotPassword(core: Core, email: string, challengeToken: 
 }
 
 /** Sets the new password, verifies the address (the mail reached it) and ends every session of the user. */
-export async function resetPassword(core: Core, token: string, newPassword: string, ip: string): Promise<{ passwordWarning?: string }> {
+export async function resetPassword(core: Core, audit: AuditWriter, token: string, newPassword: string, ip: string): Promise<{ passwordWarning?: string }> {
   const passwordHash = await hashPassword(newPassword)
-  const user = await core.db.transaction(async (tx) => {
-    const userId = await tokens.consume(tx, token, 'reset_password', core.now())
-    const [row] = await tx.sql<{ id: number; email: string; name: string }>`
+  const user = await core.transaction(async (tx) => {
+    const userId = await tokens.consume(tx.db, token, 'reset_password', core.now())
+    const [row] = await tx.db.sql<{ id: number; email: string; name: string }>`
       update clinical.users set password_hash = ${passwordHash}, email_verified = true
       where id = ${userId} and can_local_auth returning id, email, name`
     if (!row) throw HttpError.badRequest('invalid_token', MESSAGES.invalidToken)
-    await tx.sql`
+    await tx.db.sql`
       update clinical.auth_tokens set used_at = ${new Date(core.now()).toISOString()}
       where user_id = ${userId} and purpose = 'reset_password' and used_at is null`
-    await tx.sql`delete from clinical.user_sessions where user_id = ${userId}`
+    await endUserSessions(tx, userId)
     return row
   })
-  auditLog(core).write({ action: 'password_reset', userId: user.id, ip })
+  audit.write({ action: 'password_reset', userId: user.id, ip })
   const warning = passwordWarning(newPassword, user)
   return warning ? { passwordWarning: warning } : {}
 }
 
 /** Needs the current password; SSO accounts are refused; every other session of the user ends. */
 export async function changePassword(
-  core: Core, user: { id: number; canLocalAuth: boolean }, currentToken: string,
+  core: Core, audit: AuditWriter, user: { id: number; canLocalAuth: boolean }, currentToken: string,
   input: { currentPassword: string; newPassword: string }, ip: string,
 ): Promise<{ passwordWarning?: string }> {
   if (!user.canLocalAuth) throw HttpError.badRequest('sso_account', MESSAGES.ssoPassword)
@@ -303,17 +305,17 @@ export async function changePassword(
   }
   await core.db.sql`update clinical.users set password_hash = ${await hashPassword(input.newPassword)} where id = ${user.id}`
   await endUserSessions(core, user.id, currentToken)
-  auditLog(core).write({ action: 'password_changed', userId: user.id, ip })
+  audit.write({ action: 'password_changed', userId: user.id, ip })
   const warning = passwordWarning(input.newPassword, row)
   return warning ? { passwordWarning: warning } : {}
 }
 
 // ---- logout and profile ---------------------------------------------------------------------------------
 
-export async function logout(core: Core, token: string | null, ip: string): Promise<void> {
+export async function logout(core: Core, audit: AuditWriter, token: string | null, ip: string): Promise<void> {
   if (!token) return
   const ended = await endSession(core, token)
-  if (ended) auditLog(core).write({ action: 'logout', userId: ended.userId, ip })
+  if (ended) audit.write({ action: 'logout', userId: ended.userId, ip })
 }
 
 export async function profile(core: Core, userId: number): Promise<ProfileUser> {

@@ -1,13 +1,12 @@
 // Spec 2, OIDC (authorization code with PKCE), and spec 3's OIDC settings. The identity provider is found by
 // discovery; state, PKCE verifier and nonce travel in one signed state token (no server-side store), bound to
 // the browser by a short-lived cookie and spent once. Plain functions over the core services; the controller
-// (routes/oidc.ts) only turns their results into redirects, cookies and pages.
+// (routes/oidc.ts) reads the binding cookie and turns their results into redirects, cookies and pages.
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import ipaddr from 'ipaddr.js'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
-import { httpOnlyCookie, readCookie } from '../../../src/auth/cookie'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { constantTimeEqual, randomToken, sha256Hex } from '../../../src/core/crypto'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
@@ -15,17 +14,16 @@ import { HttpError } from '../../../src/core/errors'
 import { withTimeout } from '../../../src/core/timeout'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
-import { auditLog } from '../audit'
+import type { AuditWriter } from '../audit'
 import type { SessionUser } from '../models/accounts'
 import { normaliseEmail, REGISTRATION_LOCK, signedIn } from './accounts'
 import { DEFAULT_OIDC_BUTTON_LABEL, getConfigValues, OIDC_KEYS, oidcSettings, registrationEnabled, setConfigValues, type OidcKey, type OidcSettings } from './app-config'
-import { USER_COLUMNS, type ClinicalUserRow, type StartedSession } from './sessions'
+import type { Caller, StartedSession } from './sessions'
+import { USER_COLUMNS, type ClinicalUserRow } from './users'
 
 /** spec 2, limits: the OIDC state token lives 5 minutes. */
 export const OIDC_STATE_LIFETIME_S = 5 * 60
 export const OIDC_STATE_AUDIENCE = 'clinical-oidc-state'
-/** The browser-binding cookie: a random value whose SHA-256 is inside the state token. */
-export const OIDC_BINDING_COOKIE = 'app_oidc_binding'
 export const OIDC_SCOPES = ['openid', 'email', 'profile']
 /** Every call to the identity provider (discovery, token, keys, userinfo) gives up after this long. */
 export const OIDC_HTTP_TIMEOUT_MS = 10_000
@@ -42,7 +40,6 @@ export const OIDC_BUTTON_LABEL_MAX = 100
 export const OIDC_CLIENT_ID_MAX = 500
 export const OIDC_CLIENT_SECRET_MAX = 2000
 export const OIDC_ISSUER_MAX = 500
-/** Shared with register: serialises account creation so only the very first account becomes admin. */
 
 export const OIDC_MESSAGES = {
   notEnabled: 'Single sign-on is not enabled',
@@ -126,7 +123,6 @@ interface ProviderMetadata {
 const discoveries = new Map<string, { metadata: ProviderMetadata; until: number }>()
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
 
-
 const sameIssuer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
 
 function isHttpUrl(value: unknown, httpsOnly: boolean): value is string {
@@ -189,12 +185,6 @@ export function redirectUri(core: Core): string {
   return `${origin}${core.config.clinicalBasePath}/api/auth/oidc/callback`
 }
 
-/** The binding cookie (null clears it): httpOnly, SameSite=Lax (the identity provider's redirect is a top-level GET). */
-export const bindingCookie = (core: Core, value: string | null): string =>
-  httpOnlyCookie(core.config, OIDC_BINDING_COOKIE, value, `${core.config.clinicalBasePath}/api/auth/oidc`, OIDC_STATE_LIFETIME_S)
-
-export const bindingFromRequest = (request: Request): string | null => readCookie(request, OIDC_BINDING_COOKIE)
-
 interface StateClaims extends JWTPayload {
   sub: string
   jti: string
@@ -205,7 +195,10 @@ interface StateClaims extends JWTPayload {
   b: string
 }
 
-/** Starts a sign-in: the identity provider's authorization URL and the binding cookie's value. */
+/**
+ * Starts a sign-in: the identity provider's authorization URL, and the binding: a random value for the browser's
+ * binding cookie, whose SHA-256 the state token carries.
+ */
 export async function startSignIn(core: Core): Promise<{ url: string; binding: string }> {
   const settings = await enabledSettings(core)
   const provider = await discover(core, settings.issuer)
@@ -375,8 +368,10 @@ async function resolveAccount(core: Core, who: IdentityClaims): Promise<Resoluti
  * session). Throws HttpError: 400 for the request itself (state, provider error, refused code), 401/403 for
  * the account rules, 404 when single sign-on is off, 502 when the provider fails.
  */
-export async function completeSignIn(core: Core, input: CallbackInput, request: Request): Promise<StartedSession & { user: SessionUser }> {
-  const ip = core.clientAddress(request)
+export async function completeSignIn(
+  core: Core, audit: AuditWriter, input: CallbackInput, caller: Pick<Caller, 'ip' | 'userAgent'>,
+): Promise<StartedSession & { user: SessionUser }> {
+  const { ip } = caller
   const settings = await enabledSettings(core)
   if (input.error) {
     const reason = input.error.replace(/[^\w.-]/g, '').slice(0, 64)
@@ -413,7 +408,7 @@ export async function completeSignIn(core: Core, input: CallbackInput, request: 
     resolved = await resolveAccount(core, who)
   } catch (err) {
     if (err instanceof HttpError) {
-      auditLog(core).write({ action: 'login_blocked', ip, details: { reason: err.code, via: 'oidc' } })
+      audit.write({ action: 'login_blocked', ip, details: { reason: err.code, via: 'oidc' } })
       throw err
     }
     if (isUniqueViolation(err)) throw HttpError.conflict('account_conflict', 'The account changed while signing in: try again')
@@ -421,12 +416,13 @@ export async function completeSignIn(core: Core, input: CallbackInput, request: 
   }
   const { row, outcome } = resolved
   if (row.disabled) {
-    auditLog(core).write({ action: 'login_blocked', userId: row.id, ip, details: { reason: 'account_disabled', via: 'oidc' } })
+    audit.write({ action: 'login_blocked', userId: row.id, ip, details: { reason: 'account_disabled', via: 'oidc' } })
     throw HttpError.forbidden('account_disabled', OIDC_MESSAGES.accountDisabled)
   }
-  if (outcome === 'linked') auditLog(core).write({ action: 'oidc_linked', userId: row.id, ip, details: { issuer: provider.issuer } })
-  if (outcome === 'created') auditLog(core).write({ action: 'register', userId: row.id, ip, details: { via: 'oidc', role: row.role } })
-  return signedIn(core, row, request, 'login_oidc', 'web')
+  if (outcome === 'linked') audit.write({ action: 'oidc_linked', userId: row.id, ip, details: { issuer: provider.issuer } })
+  if (outcome === 'created') audit.write({ action: 'register', userId: row.id, ip, details: { via: 'oidc', role: row.role } })
+  // A single sign-on is a browser's: its session is a web one (the cookie, the idle limit).
+  return signedIn(core, audit, row, { ...caller, client: 'web' }, 'login_oidc')
 }
 
 // ---- spec 3: the admin's OIDC settings ------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { sha256Hex } from '../../../src/core/crypto'
 import type { Db } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
-import { auditLog } from '../audit'
+import type { AuditWriter } from '../audit'
 
 /** spec 2, Two-factor: a 30 second step, 6 digits (SHA-1, what authenticator apps expect), ±1 step. */
 export const TOTP_PERIOD_S = 30
@@ -77,8 +77,7 @@ function hashList(value: unknown): string[] {
 interface TwoFactorRow {
   totp_secret: string | null
   totp_enabled: boolean
-  /** bigint: a number on PGlite, a string on the server driver. */
-  totp_last_step: number | string | null
+  totp_last_step: number | null
   totp_backup_codes: unknown
 }
 
@@ -112,8 +111,6 @@ export async function matchTotpStep(core: Core, secret: string, code: string, la
   return result.valid && 'timeStep' in result ? result.timeStep : null
 }
 
-const lastStepOf = (row: TwoFactorRow) => (row.totp_last_step === null ? null : Number(row.totp_last_step))
-
 // ---- setup and enable -----------------------------------------------------------------------------------
 
 /** Starts a setup: a new pending secret (sealed at rest) and its QR code. 400 for SSO accounts and when already enabled. */
@@ -129,12 +126,12 @@ export async function setupTwoFactor(core: Core, user: { id: number; email: stri
 }
 
 /** Checks a code against the pending secret and enables 2FA; on the first enable returns 10 new backup codes. */
-export async function enableTwoFactor(core: Core, userId: number, code: string, ip: string): Promise<{ backupCodes: string[] }> {
+export async function enableTwoFactor(core: Core, audit: AuditWriter, userId: number, code: string, ip: string): Promise<{ backupCodes: string[] }> {
   const backupCodes = await core.db.transaction(async (tx) => {
     const row = await lockTwoFactorRow(tx, userId)
     if (row?.totp_enabled) throw HttpError.badRequest('two_factor_already_enabled', TWO_FACTOR_MESSAGES.alreadyEnabled)
     if (!row?.totp_secret) throw HttpError.badRequest('no_pending_setup', TWO_FACTOR_MESSAGES.noPendingSetup)
-    const step = await matchTotpStep(core, openSecret(core, row.totp_secret), code, lastStepOf(row))
+    const step = await matchTotpStep(core, openSecret(core, row.totp_secret), code, row.totp_last_step)
     if (step === null) throw HttpError.badRequest('invalid_2fa_code', TWO_FACTOR_MESSAGES.invalidCode, { code: TWO_FACTOR_MESSAGES.invalidCode })
     // Disabling clears the codes, so an empty set means a first enable.
     const fresh = hashList(row.totp_backup_codes).length === 0 ? generateBackupCodes() : []
@@ -144,7 +141,7 @@ export async function enableTwoFactor(core: Core, userId: number, code: string, 
       where id = ${userId}`
     return fresh
   })
-  auditLog(core).write({ action: '2fa_enabled', userId, ip, details: { backupCodesIssued: backupCodes.length } })
+  audit.write({ action: '2fa_enabled', userId, ip, details: { backupCodesIssued: backupCodes.length } })
   return { backupCodes }
 }
 
@@ -161,25 +158,25 @@ async function checkPasswordForTwoFactor(core: Core, userId: number, password: s
 }
 
 /** Needs the password; clears the secret and the backup codes. */
-export async function disableTwoFactor(core: Core, userId: number, password: string, ip: string): Promise<void> {
+export async function disableTwoFactor(core: Core, audit: AuditWriter, userId: number, password: string, ip: string): Promise<void> {
   await checkPasswordForTwoFactor(core, userId, password)
   const [row] = await core.db.sql<{ id: number }>`
     update clinical.users
     set totp_secret = null, totp_enabled = false, totp_last_step = null, totp_backup_codes = ${[]}
     where id = ${userId} and totp_enabled returning id`
   if (!row) throw HttpError.badRequest('two_factor_not_enabled', TWO_FACTOR_MESSAGES.notEnabled)
-  auditLog(core).write({ action: '2fa_disabled', userId, ip })
+  audit.write({ action: '2fa_disabled', userId, ip })
 }
 
 /** Needs the password; replaces the whole set of backup codes. */
-export async function regenerateBackupCodes(core: Core, userId: number, password: string, ip: string): Promise<{ backupCodes: string[] }> {
+export async function regenerateBackupCodes(core: Core, audit: AuditWriter, userId: number, password: string, ip: string): Promise<{ backupCodes: string[] }> {
   await checkPasswordForTwoFactor(core, userId, password)
   const backupCodes = generateBackupCodes()
   const [row] = await core.db.sql<{ id: number }>`
     update clinical.users set totp_backup_codes = ${backupCodes.map(hashBackupCode)}
     where id = ${userId} and totp_enabled returning id`
   if (!row) throw HttpError.badRequest('two_factor_not_enabled', TWO_FACTOR_MESSAGES.notEnabled)
-  auditLog(core).write({ action: '2fa_backup_codes_regenerated', userId, ip, details: { count: backupCodes.length } })
+  audit.write({ action: '2fa_backup_codes_regenerated', userId, ip, details: { count: backupCodes.length } })
   return { backupCodes }
 }
 
@@ -212,7 +209,7 @@ async function acceptTotpCode(core: Core, userId: number, code: string): Promise
   return core.db.transaction(async (tx) => {
     const row = await lockTwoFactorRow(tx, userId)
     if (!row?.totp_enabled || !row.totp_secret) return false
-    const step = await matchTotpStep(core, openSecret(core, row.totp_secret), code, lastStepOf(row))
+    const step = await matchTotpStep(core, openSecret(core, row.totp_secret), code, row.totp_last_step)
     if (step === null) return false
     await tx.sql`update clinical.users set totp_last_step = ${step} where id = ${userId}`
     return true
@@ -224,12 +221,14 @@ async function acceptTotpCode(core: Core, userId: number, code: string): Promise
  * a backup code's form). A backup code is consumed inside a locking transaction, so parallel logins with one
  * code succeed at most once; audit `2fa_backup_code_used`. False when nothing matches.
  */
-export async function verifyLoginCode(core: Core, userId: number, input: { totpCode?: string; backupCode?: string }, ip: string): Promise<boolean> {
+export async function verifyLoginCode(
+  core: Core, audit: AuditWriter, userId: number, input: { totpCode?: string; backupCode?: string }, ip: string,
+): Promise<boolean> {
   const backupCode = input.backupCode?.trim() ? input.backupCode : input.totpCode && hasBackupCodeForm(input.totpCode) ? input.totpCode : null
   if (backupCode !== null) {
     const remaining = await consumeBackupCode(core, userId, backupCode)
     if (remaining === null) return false
-    auditLog(core).write({ action: '2fa_backup_code_used', userId, ip, details: { remaining } })
+    audit.write({ action: '2fa_backup_code_used', userId, ip, details: { remaining } })
     return true
   }
   if (!input.totpCode?.trim()) return false

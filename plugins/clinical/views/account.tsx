@@ -3,7 +3,8 @@
 import { CODE_MAX, PASSWORD_MAX, type ProfileUser } from '../models/accounts'
 import { MESSAGES } from '../services/accounts'
 import { BACKUP_CODE_COUNT, TWO_FACTOR_MESSAGES } from '../services/two-factor'
-import { ClinicalLayout, Input, NewPasswordInputs, type Errors, type Flash } from './common'
+import { Field } from '../../../views/layout'
+import { ClinicalLayout, NewPasswordFields, type Errors, type Flash } from './common'
 
 /** Field errors of the account page's forms, by form. */
 export interface AccountErrors {
@@ -17,11 +18,11 @@ const PasswordSection = (p: { base: string; user: ProfileUser; errors?: Errors }
     <h2>Password</h2>
     {p.user.canLocalAuth ? (
       <form class="stack" action={`${p.base}/account/password`} method="post">
-        <Input
+        <Field
           label="Current password" name="currentPassword" type="password" error={p.errors?.currentPassword}
           autocomplete="current-password" required maxlength={PASSWORD_MAX}
         />
-        <NewPasswordInputs errors={p.errors} />
+        <NewPasswordFields errors={p.errors} />
         <div>
           <button type="submit">Change password</button>
         </div>
@@ -44,7 +45,7 @@ const TwoFactorSection = (p: { base: string; user: ProfileUser; backupCodesLeft:
         <form class="stack" action={`${p.base}/account/2fa/backup-codes`} method="post">
           <h3>New backup codes</h3>
           <p class="muted">Replaces every backup code you have with 10 new ones.</p>
-          <Input
+          <Field
             label="Current password" name="password" id="regenerate-password" type="password" error={p.errors?.regenerate?.password}
             autocomplete="current-password" required maxlength={PASSWORD_MAX}
           />
@@ -54,7 +55,7 @@ const TwoFactorSection = (p: { base: string; user: ProfileUser; backupCodesLeft:
         </form>
         <form class="stack" action={`${p.base}/account/2fa/disable`} method="post">
           <h3>Turn off</h3>
-          <Input
+          <Field
             label="Current password" name="password" id="disable-password" type="password" error={p.errors?.disable?.password}
             autocomplete="current-password" required maxlength={PASSWORD_MAX}
           />
@@ -118,7 +119,7 @@ export const TwoFactorSetupPage = (p: { base: string; user: ProfileUser; secret:
     <form class="stack" action={`${p.base}/account/2fa/enable`} method="post">
       <input type="hidden" name="secret" value={p.secret} />
       <input type="hidden" name="qrCode" value={p.qrCode} />
-      <Input label="Code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength={CODE_MAX} autofocus error={p.error} />
+      <Field label="Code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength={CODE_MAX} autofocus error={p.error} />
       <div>
         <button type="submit">Turn on</button> <a href={`${p.base}/account`}>Cancel</a>
       </div>

@@ -2,15 +2,14 @@
 // Every clinical page loads clinical.js (the sign-out across tabs of spec 2, Logout and clients); signed-in
 // pages carry the sign-out form it listens for (`data-app-logout`).
 import type { PropsWithChildren } from '@kitajs/html'
-import { Layout, type Errors, type Flash } from '../../../views/layout'
+import { Field, Layout, type Errors, type Flash } from '../../../views/layout'
+import { PASSWORD_MAX, PASSWORD_MIN } from '../models/accounts'
 
 export { Challenge, type Errors, type Flash, type PageContext } from '../../../views/layout'
-import { PASSWORD_MAX, PASSWORD_MIN } from '../models/accounts'
 
 export const BRAND = 'Clinical assistant'
 /** The page scripts of the clinical pages, served from views/static. */
 export const CLINICAL_SCRIPTS = ['clinical.js']
-
 
 /** The signed-in user as the page frame shows them. */
 export interface NavUser {
@@ -68,59 +67,14 @@ export const MessagePage = (p: MessagePageProps) => (
   </ClinicalLayout>
 )
 
-/** The bot-challenge widget, on the forms it protects when it is configured. */
-export interface InputProps {
-  label: string
-  name: string
-  /** Element id, when one page has two inputs of the same name (defaults to the name). */
-  id?: string
-  type?: string
-  value?: string
-  error?: string
-  hint?: string
-  autocomplete?: string
-  inputmode?: 'numeric' | 'text' | 'email'
-  required?: boolean
-  minlength?: number
-  maxlength?: number
-  autofocus?: boolean
-}
-
-/** A labelled input with its hint and its error message, for forms re-rendered after a rule failure. */
-export const Input = (p: InputProps) => {
-  const id = p.id ?? p.name
-  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ')
-  return (
-    <label for={id}>
-      <span safe>{p.label}</span>
-      <input
-        id={id}
-        name={p.name}
-        type={p.type ?? 'text'}
-        value={p.value ?? ''}
-        autocomplete={p.autocomplete}
-        inputmode={p.inputmode}
-        required={p.required}
-        minlength={p.minlength}
-        maxlength={p.maxlength}
-        autofocus={p.autofocus}
-        aria-invalid={p.error ? 'true' : undefined}
-        aria-describedby={described || undefined}
-      />
-      {p.hint ? <span class="field-hint muted" id={`${id}-hint`} safe>{p.hint}</span> : ''}
-      {p.error ? <span class="field-error" id={`${id}-error`} safe>{p.error}</span> : ''}
-    </label>
-  )
-}
-
 /** The new password and its repetition, as the reset and change-password forms ask for them. */
-export const NewPasswordInputs = ({ errors }: { errors?: Errors }) => (
+export const NewPasswordFields = ({ errors }: { errors?: Errors }) => (
   <>
-    <Input
+    <Field
       label={`New password (at least ${PASSWORD_MIN} characters)`} name="newPassword" type="password" error={errors?.newPassword}
       autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
     />
-    <Input
+    <Field
       label="New password again" name="confirmPassword" type="password" error={errors?.confirmPassword}
       autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
     />

@@ -1,7 +1,8 @@
 // The clinical service's signed-out pages: sign in (password, single sign-on, the two-factor step), register,
 // forgot and reset password. Every form has action + method and works without JavaScript; hx-boost upgrades it.
 import { PASSWORD_MIN, PASSWORD_MAX, CODE_MAX } from '../models/accounts'
-import { Challenge, ClinicalLayout, Input, NewPasswordInputs, type Errors, type Flash, type PageContext } from './common'
+import { Field } from '../../../views/layout'
+import { Challenge, ClinicalLayout, NewPasswordFields, type Errors, type Flash, type PageContext } from './common'
 
 export interface SignInOptions {
   /** Single sign-on is enabled: its link (a link, since the identity provider is another origin). */
@@ -13,8 +14,8 @@ export interface SignInOptions {
 
 const PasswordSignInForm = (p: { ctx: PageContext; email?: string; errors?: Errors }) => (
   <form class="stack" action={`${p.ctx.base}/login`} method="post">
-    <Input label="Email" name="email" type="email" value={p.email} error={p.errors?.email} autocomplete="username" required />
-    <Input label="Password" name="password" type="password" error={p.errors?.password} autocomplete="current-password" required maxlength={PASSWORD_MAX} />
+    <Field label="Email" name="email" type="email" value={p.email} error={p.errors?.email} autocomplete="username" required />
+    <Field label="Password" name="password" type="password" error={p.errors?.password} autocomplete="current-password" required maxlength={PASSWORD_MAX} />
     <div>
       <button type="submit">Sign in</button>
     </div>
@@ -59,7 +60,7 @@ export const TwoFactorStepPage = (p: { ctx: PageContext; pendingToken: string; e
     <p>Enter the 6-digit code your authenticator app shows for this account.</p>
     <form class="stack" action={`${p.ctx.base}/login/2fa`} method="post">
       <input type="hidden" name="pendingToken" value={p.pendingToken} />
-      <Input
+      <Field
         label="Code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength={CODE_MAX} autofocus
         hint="No access to the app? Type one of your backup codes (XXXXX-XXXXX) instead; each works once."
         error={p.error}
@@ -78,9 +79,9 @@ export const RegisterPage = (p: { ctx: PageContext; values?: { name?: string; em
   <ClinicalLayout title="Create an account" base={p.ctx.base} flash={p.flash}>
     <h1>Create an account</h1>
     <form class="stack" action={`${p.ctx.base}/register`} method="post">
-      <Input label="Name" name="name" value={p.values?.name} error={p.errors?.name} autocomplete="name" required />
-      <Input label="Email" name="email" type="email" value={p.values?.email} error={p.errors?.email} autocomplete="email" required />
-      <Input
+      <Field label="Name" name="name" value={p.values?.name} error={p.errors?.name} autocomplete="name" required />
+      <Field label="Email" name="email" type="email" value={p.values?.email} error={p.errors?.email} autocomplete="email" required />
+      <Field
         label={`Password (at least ${PASSWORD_MIN} characters)`} name="password" type="password" error={p.errors?.password}
         autocomplete="new-password" required minlength={PASSWORD_MIN} maxlength={PASSWORD_MAX}
       />
@@ -100,7 +101,7 @@ export const ForgotPasswordPage = (p: { ctx: PageContext; email?: string; errors
     <h1>Forgot your password?</h1>
     <p>Enter your email address and we will send you a link to choose a new password.</p>
     <form class="stack" action={`${p.ctx.base}/forgot-password`} method="post">
-      <Input label="Email" name="email" type="email" value={p.email} error={p.errors?.email} autocomplete="email" required />
+      <Field label="Email" name="email" type="email" value={p.email} error={p.errors?.email} autocomplete="email" required />
       <Challenge ctx={p.ctx} />
       <div>
         <button type="submit">Send reset link</button>
@@ -117,7 +118,7 @@ export const ResetPasswordPage = (p: { ctx: PageContext; token: string; errors?:
     <h1>Choose a new password</h1>
     <form class="stack" action={`${p.ctx.base}/reset-password`} method="post">
       <input type="hidden" name="token" value={p.token} />
-      <NewPasswordInputs errors={p.errors} />
+      <NewPasswordFields errors={p.errors} />
       <div>
         <button type="submit">Set password</button>
       </div>

@@ -1,6 +1,5 @@
-// TypeBox models of the quiz service's accounts, admin users and settings (spec 1); the OpenAPI docs come from them.
+// TypeBox models of the quiz service's accounts (spec 1, Auth); the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
 
 export const PASSWORD_MIN = 8 // spec 1, limits: password at least 8 characters
 export const PASSWORD_MAX = 256
@@ -12,8 +11,8 @@ export const ROLES = ['admin', 'moderator', 'user'] as const
 export type Role = (typeof ROLES)[number]
 export const Role = t.Union([t.Literal('admin'), t.Literal('moderator'), t.Literal('user')], { description: 'admin > moderator > user' })
 
-const Email = t.String({ format: 'email', maxLength: EMAIL_MAX, description: 'Compared case-insensitively' })
-const Password = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX })
+export const Email = t.String({ format: 'email', maxLength: EMAIL_MAX, description: 'Compared case-insensitively' })
+export const Password = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX })
 const ChallengeToken = t.Optional(t.Nullable(t.String({
   maxLength: 4096,
   description: 'Bot-challenge token; required only when the server has CHALLENGE_SECRET_KEY set',
@@ -57,6 +56,7 @@ export type LoginBody = typeof LoginBody.static
 
 export const EmailBody = t.Object({ email: t.String({ minLength: 1, maxLength: EMAIL_MAX }) })
 export const ForgotPasswordBody = t.Object({ email: t.String({ minLength: 1, maxLength: EMAIL_MAX }), challenge_token: ChallengeToken })
+export type ForgotPasswordBody = typeof ForgotPasswordBody.static
 export const ResetPasswordBody = t.Object({ token: t.String({ minLength: 1, maxLength: 512 }), new_password: Password })
 export const TokenQuery = t.Object({ token: t.String({ minLength: 1, maxLength: 512 }) })
 
@@ -72,23 +72,3 @@ export const UpdateMeResponse = t.Composite([
 ])
 
 export const UserSettings = t.Record(t.String(), t.Unknown(), { description: 'Any JSON object, at most 64 KiB' })
-
-export const CreateUserBody = t.Object({
-  email: Email,
-  password: Password,
-  name: t.String({ minLength: 1, maxLength: NAME_MAX }),
-})
-export const RoleBody = t.Object({ role: Role })
-export const UnthrottleBody = t.Object({ unthrottled: t.Boolean() })
-export const UserIdParams = t.Object({ user_id: RowId() })
-
-export const SystemSettings = t.Object({
-  registration_enabled: t.Boolean(),
-  embedding_model: t.String(),
-})
-export type SystemSettings = typeof SystemSettings.static
-export const SystemSettingsBody = t.Object({
-  registration_enabled: t.Optional(t.Boolean()),
-  embedding_model: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-})
-export const SuccessMessage = t.Object({ success: t.Literal(true), message: t.String() })

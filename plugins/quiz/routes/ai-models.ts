@@ -1,20 +1,19 @@
 // Spec 1, Admin: AI model configuration, and the embedding rows of Admin: settings and embeddings.
 // Routing, guards, validation and response shaping only. Every route is Admin except /models/available (User).
 import { Elysia, t } from 'elysia'
-import type { Core } from '../../../src/plugin'
-import { quizAuth } from '../guard'
 import {
   AIModelConfigResponse, AvailableModel, AvailableQuery, CreateModelBody, EmbeddingTestResponse, GatewayModels, GatewayModelsBody,
   MessageResponse, ModelIdParams, RegenerateResponse, UpdateModelBody, VoiceList, VoicesBody,
 } from '../models/ai-models'
 import * as models from '../services/ai-models'
+import type { QuizState } from '../state'
 
 const MODELS = ['Admin: AI models']
 const EMBEDDINGS = ['Admin: settings']
 
-export const aiModelRoutes = (core: Core) =>
+export const aiModelRoutes = ({ core, auth }: QuizState) =>
   new Elysia({ prefix: '/api/admin' })
-    .use(quizAuth(core))
+    .use(auth)
     .get('/models/available', ({ query }) => models.listAvailableModels(core, query.task ?? 'extraction'), {
       role: 'user', query: AvailableQuery, response: t.Array(AvailableModel),
       detail: {

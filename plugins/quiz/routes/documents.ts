@@ -1,42 +1,38 @@
 // Spec 1, documents: the JSON API. Routing, guards, validation and response shaping only.
 import { Elysia, t } from 'elysia'
-import type { Core } from '../../../src/plugin'
-import { quizAuth } from '../guard'
+import { bodyLimits } from '../../../src/envelope'
 import {
   DocumentParams, DocumentResponse, DocumentStatusResponse, ProcessingSteps, SectionBody, SectionParams, SectionResponse, UploadBody,
 } from '../models/documents'
 import * as documents from '../services/documents'
+import type { QuizState } from '../state'
 
 const tags = ['Documents']
-const UPLOAD_PATH = '/api/documents/upload'
 
-export const documentRoutes = (core: Core) =>
-  new Elysia({ prefix: '/api/documents' })
-    .use(quizAuth(core))
-    // Runs before the body is read (onRequest applies to the whole quiz app, so it looks at one path only):
-    // a declared Content-Length over the limit is refused without reading a byte of it.
-    .onRequest(({ request }) => {
-      const declared = Number(request.headers.get('content-length') ?? 0)
-      if (declared > core.config.maxUploadSize + documents.MULTIPART_OVERHEAD_BYTES && request.method === 'POST' && new URL(request.url).pathname.endsWith(UPLOAD_PATH)) {
-        documents.refuseDeclaredLength(core, declared)
-      }
-    })
+export const documentRoutes = ({ core, auth }: QuizState) => {
+  const document = `${core.config.quizBasePath}/api/documents/{document_id}`
+  return   new Elysia({ prefix: '/api/documents' })
+    .use(auth)
+    .use(bodyLimits)
     .post('/upload', ({ user, body }) => documents.uploadDocument(core, user, body.file), {
-      role: 'moderator', parse: 'formdata', body: UploadBody, response: DocumentResponse,
+      // Refused before the body is read: a file at the limit and its multipart framing fit, anything more does not.
+      bodyLimit: documents.uploadBodyLimit(core.config.maxUploadSize),
+      role: 'moderator', body: UploadBody, response: DocumentResponse,
       detail: {
         tags, summary: 'Upload a PDF',
         description: [
           'Multipart form with the field `file`. Stores the PDF and starts its processing: the page text is extracted',
           'and indexed in a background job (with WORKERS=0 the job runs inside this request).',
           'The answer is always the document as stored before processing, with status `processing`;',
-          'poll GET /{document_id}/status for `ready` or `failed`.',
+          `poll GET ${document}/status for \`ready\` or \`failed\`.`,
           '413 when the file (or the declared Content-Length) is over MAX_UPLOAD_SIZE bytes;',
           '415 when the content is not a PDF (checked by its leading bytes, whatever its name);',
           '400 for an empty file. A damaged or password-protected PDF is accepted here and ends `failed`.',
         ].join(' '),
       },
     })
-    .get('/', ({ user }) => documents.listDocuments(core, user), {
+    // '' documents the path without a trailing slash (OpenAPI style); /api/documents/ is served too.
+    .get('', ({ user }) => documents.listDocuments(core, user), {
       role: 'user', response: t.Array(DocumentResponse),
       detail: { tags, summary: 'List documents', description: 'Newest first. Moderators see all documents, others only their own.' },
     })
@@ -46,7 +42,7 @@ export const documentRoutes = (core: Core) =>
     })
     .get('/:document_id/status', ({ user, params }) => documents.getDocumentStatus(core, user, params.document_id), {
       role: 'user', params: DocumentParams, response: DocumentStatusResponse,
-      detail: { tags, summary: 'Processing status of a document', description: '`processing`, `ready` or `failed` (with error_message). Same visibility as GET /{document_id}.' },
+      detail: { tags, summary: 'Processing status of a document', description: `\`processing\`, \`ready\` or \`failed\` (with error_message). Same visibility as GET ${document}.` },
     })
     .get('/:document_id/processing-steps', ({ user, params }) => documents.getProcessingSteps(core, user, params.document_id), {
       role: 'user', params: DocumentParams, response: ProcessingSteps,
@@ -54,15 +50,15 @@ export const documentRoutes = (core: Core) =>
         tags, summary: 'Processing steps of a document',
         description: [
           'The ordered steps of the document\'s processing job: `{steps: [{name, status, message, timestamp}]}`.',
-          '`name` is the stage (`start`, `read`, `extract`, `index`, `done`), `status` is `running` (the stage began),',
-          '`completed`, `skipped` (nothing to index: no text layer) or `failed` (the message says why),',
-          '`timestamp` is ISO 8601. Same visibility as GET /{document_id}.',
+          'A step is recorded when its stage ends, so its status is final: `name` is the stage (`start`, `read`, `extract`,',
+          '`index`, `done`), `status` is `completed`, `skipped` (nothing to index: no text layer) or `failed` (the message says why),',
+          `\`timestamp\` is ISO 8601. Same visibility as GET ${document}.`,
         ].join(' '),
       },
     })
     .get('/:document_id/sections', ({ user, params }) => documents.listSections(core, user, params.document_id), {
       role: 'user', params: DocumentParams, response: t.Array(SectionResponse),
-      detail: { tags, summary: 'Sections of a document', description: 'Not in spec 1\'s table; ordered by start_page. Same visibility as GET /{document_id}.' },
+      detail: { tags, summary: 'Sections of a document', description: `The document's sections, ordered by start_page. Same visibility as GET ${document}.` },
     })
     .post('/:document_id/sections', ({ params, body }) => documents.createSection(core, params.document_id, body), {
       role: 'moderator', params: DocumentParams, body: SectionBody, response: SectionResponse,
@@ -85,3 +81,4 @@ export const documentRoutes = (core: Core) =>
       role: 'moderator', params: DocumentParams,
       detail: { tags, summary: 'Delete a document', description: '204; removes the document, its pages and sections, the stored file and its vector collection (processing still running is cancelled). 404 when missing.' },
     })
+}

@@ -1,18 +1,20 @@
-// The quiz service's controllers, one per area of spec 1.
+// The quiz service's controllers, one per area of spec 1: the JSON API (routes/) and the browser pages (pages/).
 import { Elysia } from 'elysia'
-import type { Core } from '../../../src/plugin'
-import { adminRoutes } from './admin'
+import { accountPages } from '../pages/accounts'
+import type { QuizState } from '../state'
+import { accountRoutes } from './accounts'
 import { aiModelRoutes } from './ai-models'
-import { authRoutes } from './auth'
 import { documentRoutes } from './documents'
-import { pageRoutes } from './pages'
-import { quizzesRoutes } from './quizzes'
+import { extractionRoutes } from './extraction'
+import { settingsRoutes } from './settings'
+import { userRoutes } from './users'
 
-export const quizRoutes = (core: Core) =>
+export const quizRoutes = (state: QuizState) =>
   new Elysia()
-    .use(authRoutes(core))
-    .use(adminRoutes(core))
-    .use(aiModelRoutes(core))
-    .use(documentRoutes(core))
-    .use(quizzesRoutes(core))
-    .use(pageRoutes(core))
+    .use(accountRoutes(state))
+    .use(userRoutes(state))
+    .use(settingsRoutes(state))
+    .use(aiModelRoutes(state))
+    .use(documentRoutes(state))
+    .use(extractionRoutes(state))
+    .use(accountPages(state))

@@ -1,5 +1,6 @@
 // Spec 1, Auth: register, login, email verification, password reset, the caller's profile and settings.
 // Plain functions over the core services; nothing here knows about HTTP.
+import { verifyChallenge } from '../../../src/auth/challenge'
 import { hashPassword, needsRehash, verifyDummyPassword, verifyPassword } from '../../../src/auth/password'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { oneTimeTokens, resetPasswordMail, verificationMail } from '../../../src/auth/one-time-token'
@@ -8,7 +9,9 @@ import { HttpError } from '../../../src/core/errors'
 import type { RateRule } from '../../../src/core/ratelimit'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
-import { USER_SETTINGS_MAX_BYTES, type RegisterBody, type Role, type UpdateMeBody, type UserResponse } from '../models/accounts'
+import {
+  USER_SETTINGS_MAX_BYTES, type ForgotPasswordBody, type LoginBody, type RegisterBody, type Role, type UpdateMeBody, type UserResponse,
+} from '../models/accounts'
 import { getSystemSettings } from './settings'
 
 export const ACCESS_TOKEN_LIFETIME_S = 7 * 24 * 3600
@@ -33,17 +36,14 @@ export const MESSAGES = {
   invalidToken: 'Invalid or expired token',
 }
 
-export interface UserRow {
-  id: number
-  email: string
-  name: string
-  role: Role
-  is_verified: boolean
-  unthrottled: boolean
-  token_version: number
-  created_at: Date | string
-}
+/** A user as stored (never the password hash): the response's fields with created_at a Date, and the token version. */
+export type UserRow = Omit<UserResponse, 'created_at'> & { created_at: Date; token_version: number }
+/** The signed-in user: what the API answers for them, and the token version their token must carry. */
 export type QuizUser = UserResponse & { token_version: number }
+
+const RANK: Record<Role, number> = { user: 1, moderator: 2, admin: 3 }
+/** spec 1: roles are ordered admin > moderator > user. */
+export const hasRole = (user: { role: Role }, min: Role) => RANK[user.role] >= RANK[min]
 
 /** The columns of a user row every service here reads (never the password hash). */
 export const USER_COLUMNS = raw('id, email, name, role, is_verified, unthrottled, token_version, created_at')
@@ -56,11 +56,14 @@ export function toUserResponse(row: UserRow): UserResponse {
     email: row.email,
     name: row.name,
     role: row.role,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: row.created_at.toISOString(),
     is_verified: row.is_verified,
     unthrottled: row.unthrottled,
   }
 }
+
+/** The signed-in user as the API answers them: without the token version. */
+export const publicUser = ({ token_version: _, ...user }: QuizUser): UserResponse => user
 
 export const userSettingsKey = (userId: number) => `quiz:user:${userId}:settings`
 
@@ -71,7 +74,21 @@ export function appLink(core: Core, path: string, token: string): string {
 }
 
 export function issueAccessToken(core: Core, user: { id: number; token_version: number }): Promise<string> {
-  return signToken(core.config.jwtSecret, TOKEN_AUDIENCE, { sub: String(user.id), ver: user.token_version }, ACCESS_TOKEN_LIFETIME_S, core.now())
+  // jti names this one token, so signing out can refuse it alone (signedOutKey) while the account's others work on.
+  const claims = { sub: String(user.id), ver: user.token_version, jti: crypto.randomUUID() }
+  return signToken(core.config.jwtSecret, TOKEN_AUDIENCE, claims, ACCESS_TOKEN_LIFETIME_S, core.now())
+}
+
+/** The store's mark of a signed-out token, kept until the token would have expired anyway. */
+const signedOutKey = (jti: string) => `quiz:signed-out:${jti}`
+
+/** Signing out ends the token itself, as a Bearer too, not only the cookie that held it. */
+export async function signOut(core: Core, token: string | null): Promise<void> {
+  if (!token) return
+  const claims = await verifyToken(core.config.jwtSecret, TOKEN_AUDIENCE, token, core.now())
+  if (!claims?.jti || typeof claims.exp !== 'number') return
+  const remainingS = claims.exp - Math.floor(core.now() / 1000)
+  if (remainingS > 0) await core.kv.set(signedOutKey(claims.jti), true, remainingS)
 }
 
 /** The user a token belongs to, or null when the token is invalid, expired, or from before a password change. */
@@ -81,6 +98,7 @@ export async function userFromToken(core: Core, token: string): Promise<QuizUser
   if (!claims || !Number.isInteger(id)) return null
   const [row] = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users where id = ${id}`
   if (!row || row.token_version !== claims.ver) return null
+  if (claims.jti && (await core.kv.get(signedOutKey(claims.jti))) !== null) return null
   return { ...toUserResponse(row), token_version: row.token_version }
 }
 
@@ -101,7 +119,9 @@ export type RegisterResult =
   | { access_token: string; token_type: 'bearer' }
   | { requires_verification: true; message: string }
 
-export async function register(core: Core, input: RegisterBody): Promise<RegisterResult> {
+/** `clientIp` is the caller's address, which the bot challenge is verified for. */
+export async function register(core: Core, input: RegisterBody, clientIp: string): Promise<RegisterResult> {
+  await verifyChallenge(core.config.challenge, input.challenge_token, clientIp)
   const email = normaliseEmail(input.email)
   const passwordHash = await hashPassword(input.password)
   const { registration_enabled } = await getSystemSettings(core)
@@ -110,7 +130,7 @@ export async function register(core: Core, input: RegisterBody): Promise<Registe
     created = await core.db.transaction(async (tx) => {
       // Serialise registrations so two concurrent first sign-ups cannot both become admin.
       await tx.sql`select pg_advisory_xact_lock(hashtext('quiz.users.register'))`
-      const [existing] = await tx.sql<{ n: number }>`select count(*)::int as n from quiz.users`
+      const [existing] = await tx.sql<{ n: number }>`select count(*) as n from quiz.users`
       const first = existing!.n === 0
       // The first account is always allowed: it is how a fresh installation gets its admin.
       if (!first && !registration_enabled) throw HttpError.forbidden('registration_disabled', 'Registration is disabled')
@@ -133,7 +153,11 @@ export async function register(core: Core, input: RegisterBody): Promise<Registe
   return { requires_verification: true, message: MESSAGES.verificationSent }
 }
 
-export async function login(core: Core, email: string, password: string): Promise<string> {
+/** The access token of a verified user; the attempts of one client address are limited (LOGIN_RULE) before the challenge. */
+export async function login(core: Core, input: LoginBody, clientIp: string): Promise<string> {
+  await core.rateLimit.consume(LOGIN_RULE, clientIp)
+  await verifyChallenge(core.config.challenge, input.challenge_token, clientIp)
+  const { email, password } = input
   const [user] = await core.db.sql<UserRow & { password_hash: string }>`
     select ${USER_COLUMNS}, password_hash from quiz.users where lower(email) = ${normaliseEmail(email)}`
   if (!user) {
@@ -165,8 +189,9 @@ export async function resendVerification(core: Core, email: string): Promise<str
   return MESSAGES.resend
 }
 
-export async function forgotPassword(core: Core, email: string): Promise<string> {
-  const address = normaliseEmail(email)
+export async function forgotPassword(core: Core, input: ForgotPasswordBody, clientIp: string): Promise<string> {
+  await verifyChallenge(core.config.challenge, input.challenge_token, clientIp)
+  const address = normaliseEmail(input.email)
   await core.rateLimit.consume(FORGOT_PASSWORD_RULE, address)
   inBackground(core, 'password reset mail', async () => {
     const [user] = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users where lower(email) = ${address}`

@@ -5,7 +5,7 @@ import type { AiTarget } from '../../../src/core/ai'
 import type { Core } from '../../../src/plugin'
 import {
   AiDecision, AiQuestionBlocks, AiQuestionList, type AiQuestion, type ExtractedQuestion, type ExtractionMode,
-} from '../models/quizzes'
+} from '../models/extraction'
 
 /** Characters of section text per AI call: about 3,000 tokens, well inside any current model's context. */
 export const CHUNK_CHARS = 12_000

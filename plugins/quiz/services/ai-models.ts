@@ -21,17 +21,11 @@ export const MODEL_TEST_MAX_TOKENS = 16
 /** The name shown for the environment default (AI_DEFAULT_MODEL, or TTS_MODEL for speech) in model lists. */
 export const SERVER_DEFAULT_NAME = 'Server default'
 
-interface ModelRow {
-  id: number
-  name: string
-  model_id: string
-  task: AiTask
-  is_active: boolean
-  is_default: boolean
+/** A configuration as stored: the response's fields, with the sealed key (or null) and Date timestamps. */
+type ModelRow = Omit<AIModelConfigResponse, 'api_key' | 'created_at' | 'updated_at'> & {
   api_key: string | null
-  api_base: string | null
-  created_at: Date | string
-  updated_at: Date | string
+  created_at: Date
+  updated_at: Date
 }
 const COLUMNS = raw('id, name, model_id, task, is_active, is_default, api_key, api_base, created_at, updated_at')
 
@@ -63,8 +57,8 @@ function toResponse(core: Core, row: ModelRow): AIModelConfigResponse {
     is_default: row.is_default,
     api_key: row.api_key ? maskedKey(core, row.api_key) : '',
     api_base: row.api_base,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
   }
 }
 
@@ -348,7 +342,7 @@ async function regenerateEmbeddings(core: Core, ctx: JobContext): Promise<{ embe
   const embedder = await quizEmbedder(core)
   // Check the embedder answers before dropping the index: a dead gateway must not leave search with nothing.
   await embedder.embed(['embedding check'])
-  const [{ total } = { total: 0 }] = await core.db.sql<{ total: number }>`select count(*)::int as total from quiz.questions`
+  const [{ total } = { total: 0 }] = await core.db.sql<{ total: number }>`select count(*) as total from quiz.questions`
   await ctx.step(`Re-embedding ${formatCount(total)} questions with ${embedder.model}`)
   await core.vectors.drop(QUESTIONS_COLLECTION)
   let embedded = 0

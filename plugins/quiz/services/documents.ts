@@ -1,18 +1,19 @@
 // Spec 1, Documents: upload, processing (a job), visibility, sections.
-// Upload stores the file and the row, then enqueues `quiz.document.process`: it reads the PDF with unpdf (PDF.js),
-// keeps each page's text in quiz.document_pages (the source of truth) and indexes overlapping page chunks in the
-// document's own vector collection `quiz_doc_<id>`. The job's steps are the document's processing steps.
+// Upload stores the file, then writes the row and enqueues `quiz.document.process` in one transaction. The job
+// reads the PDF with unpdf (PDF.js), keeps each page's text in quiz.document_pages (the source of truth) and indexes
+// overlapping page chunks in the document's own vector collection `quiz_doc_<id>`. Its steps are the document's
+// processing steps.
 import { fileTypeFromBuffer } from 'file-type'
 import { extractText, getDocumentProxy } from 'unpdf'
 import { rawSql as raw } from '../../../src/core/db'
+import type { BodyLimit } from '../../../src/envelope'
 import { HttpError } from '../../../src/core/errors'
 import { JobCancelled, type JobContext, type JobHandler, type JobStep } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
-import { hasRole } from '../guard'
 import {
   ORIGINAL_FILENAME_MAX, type DocumentResponse, type DocumentStatus, type ProcessingStep, type SectionBody, type SectionResponse,
 } from '../models/documents'
-import type { QuizUser } from './accounts'
+import { hasRole, type QuizUser } from './accounts'
 import { quizEmbedder } from './question-index'
 
 export const PROCESS_DOCUMENT_JOB = 'quiz.document.process'
@@ -45,18 +46,8 @@ export const MESSAGES = {
   endWithinDocument: (total: number) => `end_page must be at most the document's total_pages (${total})`,
 }
 
-interface DocumentRow {
-  id: number
-  user_id: number
-  filename: string
-  original_filename: string
-  status: DocumentStatus
-  total_pages: number
-  error_message: string | null
-  uploaded_at: Date | string
-  storage_key: string
-  processing_job_id: string | null
-}
+/** A document as stored: the response's fields with uploaded_at a Date, where its file is and its processing job. */
+type DocumentRow = Omit<DocumentResponse, 'uploaded_at'> & { uploaded_at: Date; storage_key: string; processing_job_id: string | null }
 
 const DOCUMENT_COLUMNS = raw(
   'id, user_id, filename, original_filename, status, total_pages, error_message, uploaded_at, storage_key, processing_job_id',
@@ -71,7 +62,7 @@ export function toDocumentResponse(row: DocumentRow): DocumentResponse {
     status: row.status,
     total_pages: row.total_pages,
     error_message: row.error_message,
-    uploaded_at: new Date(row.uploaded_at).toISOString(),
+    uploaded_at: row.uploaded_at.toISOString(),
   }
 }
 
@@ -84,17 +75,15 @@ export function cleanFilename(name: string | undefined): string {
 /** Room for the multipart framing (boundaries, part headers) around a file of the limit's size. */
 export const MULTIPART_OVERHEAD_BYTES = 16 * 1024
 
-/** 413 before the body is read, when the declared body is larger than a file at the limit could make it. */
-export function refuseDeclaredLength(core: Core, declaredBytes: number): void {
-  if (declaredBytes > core.config.maxUploadSize + MULTIPART_OVERHEAD_BYTES) {
-    throw HttpError.tooLarge('file_too_large', MESSAGES.tooLarge(core.config.maxUploadSize))
-  }
-}
+/** The upload route's body limit: a file at the limit with its multipart framing, refused as the file itself would be. */
+export const uploadBodyLimit = (maxUploadSize: number): BodyLimit => ({
+  bytes: maxUploadSize + MULTIPART_OVERHEAD_BYTES, code: 'file_too_large', message: MESSAGES.tooLarge(maxUploadSize),
+})
 
 /**
  * Stores a PDF and starts its processing. Answers the row as stored before processing, so the status is
- * `processing` as spec 1's Document table says, even with WORKERS=0 where the job has already run when
- * enqueue returns (GET /{id}/status tells the outcome).
+ * `processing` as spec 1's Document table says, even with WORKERS=0 where the job has already run (after the
+ * commit) when this returns (GET /{id}/status tells the outcome).
  */
 export async function uploadDocument(core: Core, user: QuizUser, file: File): Promise<DocumentResponse> {
   // The declared length may be absent or wrong (chunked bodies): the actual size decides.
@@ -107,23 +96,29 @@ export async function uploadDocument(core: Core, user: QuizUser, file: File): Pr
 
   const filename = `${crypto.randomUUID()}.pdf`
   const storageKey = documentStorageKey(filename)
+  // Stored before the transaction, so a transaction that fails removes the file again; once it committed, the
+  // file is the row's (an inline job failing after the commit leaves both).
   await core.storage.put(storageKey, bytes)
-  let row: DocumentRow
+  let committed = false
   try {
-    ;[row] = (await core.db.sql<DocumentRow>`
-      insert into quiz.documents (user_id, filename, original_filename, status, storage_key, size_bytes)
-      values (${user.id}, ${filename}, ${cleanFilename(file.name)}, 'processing', ${storageKey}, ${bytes.length})
-      returning ${DOCUMENT_COLUMNS}`) as [DocumentRow]
+    const row = await core.transaction(async (tx) => {
+      await tx.afterCommit(() => void (committed = true))
+      const [row] = await tx.db.sql<DocumentRow>`
+        insert into quiz.documents (user_id, filename, original_filename, status, storage_key, size_bytes)
+        values (${user.id}, ${filename}, ${cleanFilename(file.name)}, 'processing', ${storageKey}, ${bytes.length})
+        returning ${DOCUMENT_COLUMNS}`
+      const job = await tx.jobs.enqueue(PROCESS_DOCUMENT_JOB, { documentId: row!.id }, {
+        service: 'quiz', ownerId: user.id, title: row!.original_filename, maxAttempts: 3,
+      })
+      // The job exists only once this commits, so the row always names its job before the job can run.
+      await tx.db.sql`update quiz.documents set processing_job_id = ${job.id} where id = ${row!.id}`
+      return row!
+    })
+    return toDocumentResponse(row)
   } catch (err) {
-    await core.storage.delete(storageKey)
+    if (!committed) await core.storage.delete(storageKey)
     throw err
   }
-  const job = await core.jobs.enqueue(PROCESS_DOCUMENT_JOB, { documentId: row.id }, {
-    service: 'quiz', ownerId: user.id, title: row.original_filename, maxAttempts: 3,
-  })
-  // The handler records its job id too (it may run before this update, or inline inside enqueue).
-  await core.db.sql`update quiz.documents set processing_job_id = ${job.id} where id = ${row.id} and processing_job_id is null`
-  return toDocumentResponse(row)
 }
 
 /** Moderators see every document, others only their own; both get 404 for anything else. */
@@ -164,23 +159,27 @@ export async function getProcessingSteps(core: Core, user: QuizUser, documentId:
   return { steps: (job?.steps ?? []).map(toProcessingStep) }
 }
 
+/** Cancels its processing and deletes the row in one transaction; the stored file and the vector collection go after the commit. */
 export async function deleteDocument(core: Core, documentId: number): Promise<void> {
-  const [row] = await core.db.sql<DocumentRow>`select ${DOCUMENT_COLUMNS} from quiz.documents where id = ${documentId}`
-  if (!row) throw HttpError.notFound('document_not_found', MESSAGES.notFound)
-  // Stop processing first, so the job does not index into a collection that is about to go.
-  if (row.status === 'processing' && row.processing_job_id) await core.jobs.cancel(row.processing_job_id)
-  await core.db.sql`delete from quiz.documents where id = ${documentId}`
-  await core.storage.delete(row.storage_key)
-  await core.vectors.drop(documentCollection(documentId))
+  await core.transaction(async (tx) => {
+    const [row] = await tx.db.sql<DocumentRow>`select ${DOCUMENT_COLUMNS} from quiz.documents where id = ${documentId} for update`
+    if (!row) throw HttpError.notFound('document_not_found', MESSAGES.notFound)
+    // Stop processing first, so the job does not index into a collection that is about to go.
+    if (row.status === 'processing' && row.processing_job_id) await tx.jobs.cancel(row.processing_job_id)
+    await tx.db.sql`delete from quiz.documents where id = ${documentId}`
+    // Outside the database: removed only once the row is gone for good.
+    await tx.afterCommit(async () => {
+      await core.storage.delete(row.storage_key)
+      await core.vectors.drop(documentCollection(documentId))
+    })
+  })
 }
 
 // ---- sections ----
 
-interface SectionRow { id: number; document_id: number; name: string; start_page: number; end_page: number }
-
 export async function listSections(core: Core, user: QuizUser, documentId: number): Promise<SectionResponse[]> {
   await visibleDocument(core, user, documentId)
-  return core.db.sql<SectionRow>`
+  return core.db.sql<SectionResponse>`
     select id, document_id, name, start_page, end_page from quiz.sections
     where document_id = ${documentId} order by start_page, id`
 }
@@ -198,7 +197,7 @@ export async function createSection(core: Core, documentId: number, input: Secti
     if (input.start_page < 1) throw HttpError.badRequest('invalid_start_page', MESSAGES.startPage)
     if (input.end_page <= input.start_page) throw HttpError.badRequest('invalid_end_page', MESSAGES.endAfterStart)
     if (input.end_page > doc.total_pages) throw HttpError.badRequest('end_page_beyond_document', MESSAGES.endWithinDocument(doc.total_pages))
-    const [row] = await tx.sql<SectionRow>`
+    const [row] = await tx.sql<SectionResponse>`
       insert into quiz.sections (document_id, name, start_page, end_page)
       values (${documentId}, ${name}, ${input.start_page}, ${input.end_page})
       returning id, document_id, name, start_page, end_page`
@@ -269,9 +268,9 @@ async function readPdf(bytes: Uint8Array): Promise<{ totalPages: number; text: s
 
 async function processDocument(core: Core, ctx: JobContext<{ documentId: number }>): Promise<unknown> {
   const documentId = ctx.payload.documentId
-  const [doc] = await core.db.sql<{ storage_key: string; size_bytes: number; status: DocumentStatus }>`
-    update quiz.documents set processing_job_id = ${ctx.id}
-    where id = ${documentId} returning storage_key, size_bytes, status`
+  // The upload wrote this job's id on the row in the transaction that made the job: nothing to claim here.
+  const [doc] = await core.db.sql<{ storage_key: string; status: DocumentStatus }>`
+    select storage_key, status from quiz.documents where id = ${documentId}`
   if (!doc) return { document_id: documentId, status: 'deleted' } // deleted before its turn came
   if (doc.status !== 'processing') return { document_id: documentId, status: doc.status }
   const collection = documentCollection(documentId)
@@ -283,7 +282,8 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
   }
 
   try {
-    await ctx.step('Reading PDF', { name: 'start', status: 'running' })
+    // Each step is recorded once a stage is done, so every step the list shows has its final status.
+    await ctx.step('Processing started', { name: 'start', status: 'completed' })
     const blob = await core.storage.get(doc.storage_key)
     if (!blob) throw new DocumentFailure('read', 'The uploaded file is missing from storage')
     const { totalPages, text } = await readPdf(new Uint8Array(await blob.arrayBuffer()))

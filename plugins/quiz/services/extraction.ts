@@ -4,9 +4,10 @@
 import { HttpError } from '../../../src/core/errors'
 import { JobCancelled, type JobContext, type JobHandler, type JobRecord } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
+import type { DocumentStatus, SectionResponse } from '../models/documents'
 import {
   DEFAULT_EXTRACTION_MODE, EXTRACTION_JOB_KIND, LAST_STEP_MAX, type CreateQuizBody, type ExtractedQuestion, type ExtractionMode,
-} from '../models/quizzes'
+} from '../models/extraction'
 import { checkQuestion, chunkPages, decideMode, questionsFromChunk, type AiRun, type SectionPage } from './ai-extract'
 import { resolveModel } from './ai-models'
 import { indexQuestions } from './question-index'
@@ -26,10 +27,11 @@ export interface ExtractionPayload {
   extraction_mode: ExtractionMode
 }
 
-interface SectionRow { id: number; name: string; start_page: number; end_page: number; document_id: number; document_status: string }
+/** A section with the status of its document (extraction needs a ready one). */
+type SectionWithStatus = SectionResponse & { document_status: DocumentStatus }
 
-async function findSection(core: Core, sectionId: number): Promise<SectionRow | null> {
-  const [row] = await core.db.sql<SectionRow>`
+async function findSection(core: Core, sectionId: number): Promise<SectionWithStatus | null> {
+  const [row] = await core.db.sql<SectionWithStatus>`
     select s.id, s.name, s.start_page, s.end_page, s.document_id, d.status as document_status
     from quiz.sections s join quiz.documents d on d.id = s.document_id
     where s.id = ${sectionId}`

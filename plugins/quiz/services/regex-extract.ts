@@ -4,7 +4,7 @@
 // or an answer written out), an answer key at the end (`Answer Key` / `Answers` heading, then `1. B`, `2-C`,
 // `3) d`, several per line too) and `Explanation:` lines. Lines wrapped anywhere are joined back; page numbers,
 // page headers and footers (lines repeated at the edges of pages split by form feeds) are dropped.
-import type { ExtractedQuestion } from '../models/quizzes'
+import type { ExtractedQuestion } from '../models/extraction'
 
 export interface ParsedQuestion extends ExtractedQuestion {
   /** The question's number in the source. */

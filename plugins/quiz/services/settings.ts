@@ -2,7 +2,7 @@
 // on the database reads the same values.
 import { LOCAL_EMBEDDING_MODEL } from '../../../src/core/embedder'
 import type { Core } from '../../../src/plugin'
-import type { SystemSettings } from '../models/accounts'
+import type { SystemSettings } from '../models/settings'
 
 export const SYSTEM_SETTINGS_KEY = 'quiz:system-settings'
 

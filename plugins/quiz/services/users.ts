@@ -2,19 +2,18 @@
 import { hashPassword } from '../../../src/auth/password'
 import { isUniqueViolation } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
-import { createKv } from '../../../src/core/kv'
 import type { Core } from '../../../src/plugin'
 import type { Role, UserResponse } from '../models/accounts'
+import type { CreateUserBody } from '../models/users'
 import { deleteDocument } from './documents'
 import { normaliseEmail, toUserResponse, USER_COLUMNS, type UserRow } from './accounts'
-
 
 export async function listUsers(core: Core): Promise<UserResponse[]> {
   const rows = await core.db.sql<UserRow>`select ${USER_COLUMNS} from quiz.users order by id`
   return rows.map(toUserResponse)
 }
 
-export async function createUser(core: Core, input: { email: string; password: string; name: string }): Promise<UserResponse> {
+export async function createUser(core: Core, input: CreateUserBody): Promise<UserResponse> {
   try {
     const [row] = await core.db.sql<UserRow>`
       insert into quiz.users (email, name, password_hash, role, is_verified)
@@ -43,18 +42,18 @@ export async function setUnthrottled(core: Core, userId: number, unthrottled: bo
 }
 
 /**
- * Deletes the user and everything that is theirs: documents with their stored files and vector collections,
- * rows (by foreign key cascade), jobs and stored settings.
+ * Deletes the user and everything that is theirs in one transaction: documents (their stored files and vector
+ * collections go once it commits), rows (by foreign key cascade), jobs and stored settings.
  */
 export async function deleteUser(core: Core, actorId: number, userId: number): Promise<void> {
   if (actorId === userId) throw HttpError.badRequest('delete_self', 'You cannot delete your own account')
-  // Files and vector collections live outside the database: remove them through the documents service first.
-  const documents = await core.db.sql<{ id: number }>`select id from quiz.documents where user_id = ${userId}`
-  for (const d of documents) await deleteDocument(core, d.id)
-  await core.db.transaction(async (tx) => {
-    const [row] = await tx.sql<{ id: number }>`delete from quiz.users where id = ${userId} returning id`
+  await core.transaction(async (tx) => {
+    // Through the documents service, before the cascade would remove the rows it needs (files, running jobs).
+    const documents = await tx.db.sql<{ id: number }>`select id from quiz.documents where user_id = ${userId}`
+    for (const d of documents) await deleteDocument(tx, d.id)
+    const [row] = await tx.db.sql<{ id: number }>`delete from quiz.users where id = ${userId} returning id`
     if (!row) throw notFound()
-    await tx.sql`delete from core.jobs where service = 'quiz' and owner_id = ${userId}`
-    await createKv(tx).deletePrefix(`quiz:user:${userId}:`)
+    await tx.db.sql`delete from core.jobs where service = 'quiz' and owner_id = ${userId}`
+    await tx.kv.deletePrefix(`quiz:user:${userId}:`)
   })
 }

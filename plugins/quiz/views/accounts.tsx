@@ -8,7 +8,7 @@ const BRAND = 'Quiz'
 const SignedOutNav = ({ base }: { base: string }) => (
   <>
     <a href={`${base}/login`}>Sign in</a>
-    <a href={`${base}/register`}>Register</a>
+    <a href={`${base}/register`}>Create an account</a>
   </>
 )
 
@@ -22,7 +22,18 @@ const SignedInNav = ({ base, user }: { base: string; user: UserResponse }) => (
   </>
 )
 
-export const LoginPage = (p: { ctx: PageContext; email?: string; errors?: Errors; flash?: Flash }) => (
+/** Asks for a new verification email, where a person learns their address is not confirmed yet. */
+export const ResendVerificationForm = (p: { ctx: PageContext; email?: string }) => (
+  <section id="resend-verification">
+    <h2>Need a new verification email?</h2>
+    <form class="stack" action={`${p.ctx.base}/resend-verification`} method="post">
+      <Field label="Email" name="email" id="resend-email" type="email" value={p.email} autocomplete="email" required />
+      <button type="submit">Send a new link</button>
+    </form>
+  </section>
+)
+
+export const LoginPage = (p: { ctx: PageContext; email?: string; errors?: Errors; flash?: Flash; unverified?: boolean }) => (
   <Layout title="Sign in" base={p.ctx.base} brand={BRAND} nav={<SignedOutNav base={p.ctx.base} />} flash={p.flash}>
     <h1>Sign in</h1>
     <form class="stack" action={`${p.ctx.base}/login`} method="post">
@@ -34,18 +45,19 @@ export const LoginPage = (p: { ctx: PageContext; email?: string; errors?: Errors
     <p>
       <a href={`${p.ctx.base}/forgot-password`}>Forgot your password?</a> · <a href={`${p.ctx.base}/register`}>Create an account</a>
     </p>
+    {p.unverified ? <ResendVerificationForm ctx={p.ctx} email={p.email} /> : ''}
   </Layout>
 )
 
 export const RegisterPage = (p: { ctx: PageContext; values?: { email?: string; name?: string }; errors?: Errors; flash?: Flash }) => (
-  <Layout title="Register" base={p.ctx.base} brand={BRAND} nav={<SignedOutNav base={p.ctx.base} />} flash={p.flash}>
+  <Layout title="Create an account" base={p.ctx.base} brand={BRAND} nav={<SignedOutNav base={p.ctx.base} />} flash={p.flash}>
     <h1>Create an account</h1>
     <form class="stack" action={`${p.ctx.base}/register`} method="post">
       <Field label="Name" name="name" value={p.values?.name} error={p.errors?.name} autocomplete="name" required />
       <Field label="Email" name="email" type="email" value={p.values?.email} error={p.errors?.email} autocomplete="email" required />
       <Field label={`Password (at least ${PASSWORD_MIN} characters)`} name="password" type="password" error={p.errors?.password} autocomplete="new-password" required minlength={PASSWORD_MIN} />
       <Challenge ctx={p.ctx} />
-      <button type="submit">Register</button>
+      <button type="submit">Create account</button>
     </form>
     <p>
       Already registered? <a href={`${p.ctx.base}/login`}>Sign in</a>
@@ -62,6 +74,9 @@ export const ForgotPasswordPage = (p: { ctx: PageContext; email?: string; errors
       <Challenge ctx={p.ctx} />
       <button type="submit">Send reset link</button>
     </form>
+    <p>
+      <a href={`${p.ctx.base}/login`}>Back to sign in</a>
+    </p>
   </Layout>
 )
 
@@ -77,10 +92,11 @@ export const ResetPasswordPage = (p: { ctx: PageContext; token: string; errors?:
 )
 
 /** A page with a heading and a message, e.g. after following an email link. */
-export const MessagePage = (p: { ctx: PageContext; title: string; message: string; ok: boolean; user?: UserResponse | null }) => (
+export const MessagePage = (p: { ctx: PageContext; title: string; message: string; ok: boolean; user?: UserResponse | null; resend?: boolean }) => (
   <Layout title={p.title} base={p.ctx.base} brand={BRAND} nav={p.user ? <SignedInNav base={p.ctx.base} user={p.user} /> : <SignedOutNav base={p.ctx.base} />}>
     <h1 safe>{p.title}</h1>
     <p class={p.ok ? 'flash ok' : 'flash error'} safe>{p.message}</p>
+    {p.resend ? <ResendVerificationForm ctx={p.ctx} /> : ''}
     <p>
       <a href={`${p.ctx.base}/`}>Continue</a>
     </p>

@@ -1,32 +1,24 @@
 // Spec 1, Auth: the JSON API of accounts. Routing, guards, validation and response shaping only.
 import { Elysia, t } from 'elysia'
-import { verifyChallenge } from '../../../src/auth/challenge'
-import type { Core } from '../../../src/plugin'
-import { quizAuth } from '../guard'
 import {
   EmailBody, ForgotPasswordBody, LoginBody, MessageResponse, RegisterBody, RegisterResponse, ResetPasswordBody,
   TokenQuery, TokenResponse, UpdateMeBody, UpdateMeResponse, UserResponse, UserSettings,
 } from '../models/accounts'
 import * as accounts from '../services/accounts'
+import type { QuizState } from '../state'
 
 const tags = ['Auth']
 
-export const authRoutes = (core: Core) =>
+export const accountRoutes = ({ core, auth }: QuizState) =>
   new Elysia({ prefix: '/api/auth' })
-    .use(quizAuth(core))
-    .post('/register', async ({ body, request }) => {
-      await verifyChallenge(core.config.challenge, body.challenge_token, core.clientAddress(request))
-      return accounts.register(core, body)
-    }, {
+    .use(auth)
+    .post('/register', ({ body, request }) => accounts.register(core, body, core.clientAddress(request)), {
       body: RegisterBody, response: RegisterResponse,
       detail: { tags, summary: 'Register', description: 'The first user ever becomes admin and verified and receives a token. Later users receive a verification email. 403 when an admin has disabled registration; 409 when the email is taken.' },
     })
-    .post('/login', async ({ body, request }) => {
-      const ip = core.clientAddress(request)
-      await core.rateLimit.consume(accounts.LOGIN_RULE, ip)
-      await verifyChallenge(core.config.challenge, body.challenge_token, ip)
-      return { access_token: await accounts.login(core, body.email, body.password), token_type: 'bearer' as const }
-    }, {
+    .post('/login', async ({ body, request }) => ({
+      access_token: await accounts.login(core, body, core.clientAddress(request)), token_type: 'bearer' as const,
+    }), {
       body: LoginBody, response: TokenResponse,
       detail: { tags, summary: 'Log in', description: '401 invalid credentials; 403 email not verified; 429 (with Retry-After) after 10 attempts per client address per 15 minutes.' },
     })
@@ -38,10 +30,9 @@ export const authRoutes = (core: Core) =>
       body: EmailBody, response: MessageResponse,
       detail: { tags, summary: 'Resend the verification email', description: 'The same message whether or not the address exists.' },
     })
-    .post('/forgot-password', async ({ body, request }) => {
-      await verifyChallenge(core.config.challenge, body.challenge_token, core.clientAddress(request))
-      return { message: await accounts.forgotPassword(core, body.email) }
-    }, {
+    .post('/forgot-password', async ({ body, request }) => ({
+      message: await accounts.forgotPassword(core, body, core.clientAddress(request)),
+    }), {
       body: ForgotPasswordBody, response: MessageResponse,
       detail: { tags, summary: 'Request a password reset email', description: 'Deliberately vague; the email is sent in the background. 429 after 3 requests per email address per hour.' },
     })
@@ -49,7 +40,7 @@ export const authRoutes = (core: Core) =>
       body: ResetPasswordBody, response: MessageResponse,
       detail: { tags, summary: 'Reset the password with an emailed token', description: 'Tokens are single use and expire after 1 hour (400). Earlier access tokens stop working.' },
     })
-    .get('/me', ({ user }) => accounts.toUserResponse(user), {
+    .get('/me', ({ user }) => accounts.publicUser(user), {
       role: 'user', response: UserResponse, detail: { tags, summary: 'The signed-in user' },
     })
     .put('/me', ({ user, body }) => accounts.updateMe(core, user.id, body), {

@@ -2,30 +2,31 @@
 // Routing, guards, validation and response shaping only; the rules live in services/accounts.ts.
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
-import type { Core } from '../../../src/plugin'
-import { clinicalAuth } from '../guard'
+import { authCookie, signInCookie } from '../cookies'
+import { callerOf } from '../guard'
 import {
   ChangePasswordBody, EmailBody, ForgotPasswordBody, LoginBody, LoginResponse, MeResponse, OidcStatus, PasswordChangeResponse,
   RegisterBody, RegisterResponse, RegistrationStatus, ResetPasswordBody, Success, SuccessMessage,
 } from '../models/accounts'
 import * as accounts from '../services/accounts'
 import { oidcSettings, registrationEnabled } from '../services/app-config'
-import { authCookie, requestToken } from '../services/sessions'
+import type { ClinicalState } from '../state'
 import { MessagePage } from '../views/common'
 import { html } from '../../../views/page'
 
 const tags = ['Auth']
 
-export const authRoutes = (core: Core) => {
+export const accountRoutes = ({ core, audit, auth: clinicalAuth }: ClinicalState) => {
   const base = core.config.clinicalBasePath
   return new Elysia({ prefix: '/api/auth' })
-    .use(clinicalAuth(core))
+    .use(clinicalAuth)
     .post('/register', async ({ body, request, set }) => {
-      const result = await accounts.register(core, body, request)
+      const result = await accounts.register(core, audit, body, callerOf(core, request))
       if (!result.needsVerification) {
-        const { cookie, client: _, ...rest } = result as typeof result & { client?: unknown }
+        const { client: _, ...answer } = result
+        const cookie = signInCookie(core, result)
         if (cookie) set.headers['set-cookie'] = cookie
-        return rest
+        return answer
       }
       return result
     }, {
@@ -41,7 +42,7 @@ export const authRoutes = (core: Core) => {
     .get('/verify-email', async ({ query, request }) => {
       try {
         if (!query.token) throw HttpError.badRequest('invalid_token', accounts.MESSAGES.invalidToken)
-        await accounts.verifyEmail(core, query.token, core.clientAddress(request))
+        await accounts.verifyEmail(core, audit, query.token, core.clientAddress(request))
         return html(MessagePage({ base, title: 'Email verified', kind: 'ok', text: 'Your email address is verified. You can now sign in.', link: { href: `${base}/`, label: 'Sign in' } }))
       } catch (err) {
         if (!(err instanceof HttpError) || err.status >= 500) throw err
@@ -64,10 +65,12 @@ export const authRoutes = (core: Core) => {
       detail: { tags, summary: 'Resend the verification email', description: 'The same message whether or not the address has an account. 429 after 3 per client address per 15 minutes.' },
     })
     .post('/login', async ({ body, request, set }) => {
-      await core.rateLimit.consume(accounts.LOGIN_RULE, core.clientAddress(request))
-      const result = await accounts.login(core, body, request)
+      const caller = callerOf(core, request)
+      await core.rateLimit.consume(accounts.LOGIN_RULE, caller.ip)
+      const result = await accounts.login(core, audit, body, caller)
       if (result.kind === 'requires_2fa') return { requires2FA: true as const }
-      if (result.cookie) set.headers['set-cookie'] = result.cookie
+      const cookie = signInCookie(core, result)
+      if (cookie) set.headers['set-cookie'] = cookie
       return { success: true as const, token: result.token, sessionId: result.sessionId, user: result.user }
     }, {
       body: LoginBody, response: LoginResponse,
@@ -96,20 +99,21 @@ export const authRoutes = (core: Core) => {
       detail: { tags, summary: 'Request a password reset email', description: 'The same message whether or not the account exists; the mail goes out in the background. 429 after 5 per client address per hour.' },
     })
     .post('/reset-password', async ({ body, request }) => ({
-      success: true as const, ...(await accounts.resetPassword(core, body.token, body.newPassword, core.clientAddress(request))),
+      success: true as const, ...(await accounts.resetPassword(core, audit, body.token, body.newPassword, core.clientAddress(request))),
     }), {
       body: ResetPasswordBody, response: PasswordChangeResponse,
       detail: { tags, summary: 'Set a new password with an emailed token', description: 'Tokens work once and expire after 1 hour (400). Every session of the account ends. `passwordWarning` when the new password is weak.' },
     })
     .post('/change-password', async ({ body, user, auth, request }) => {
       await core.rateLimit.consume(accounts.ACCOUNT_SECURITY_RULE, core.clientAddress(request))
-      return { success: true as const, ...(await accounts.changePassword(core, user, auth.token, body, core.clientAddress(request))) }
+      return { success: true as const, ...(await accounts.changePassword(core, audit, user, auth.token, body, core.clientAddress(request))) }
     }, {
       auth: 'user', body: ChangePasswordBody, response: PasswordChangeResponse,
       detail: { tags, summary: 'Change the password', description: 'Body `{currentPassword, newPassword}`. 400 when the current password is wrong, or for a single sign-on account (its password lives at the identity provider). The other sessions of the account end; this one stays. `passwordWarning` when the new password is weak.' },
     })
     .post('/logout', async ({ request, set }) => {
-      await accounts.logout(core, requestToken(request)?.token ?? null, core.clientAddress(request))
+      const caller = callerOf(core, request)
+      await accounts.logout(core, audit, caller.token?.value ?? null, caller.ip)
       set.headers['set-cookie'] = authCookie(core, null)
       return { success: true as const }
     }, {

@@ -1,13 +1,13 @@
-// Spec 1, quizzes: the JSON API. Routing, guards, validation and response shaping only.
+// Spec 1, Quizzes: creating a quiz by extraction (a job) and the extraction jobs, the JSON API. Routing, guards,
+// validation and response shaping only.
 import { Elysia, t } from 'elysia'
-import type { Core } from '../../../src/plugin'
-import { quizAuth } from '../guard'
-import { CancelledResponse, CreateQuizBody, JobDetail, JobIdParams, JobListItem, JobStarted } from '../models/quizzes'
+import { CancelledResponse, CreateQuizBody, JobDetail, JobIdParams, JobListItem, JobStarted } from '../models/extraction'
 import { CHUNK_CHARS } from '../services/ai-extract'
 import { cancelExtractionJob, getExtractionJob, listExtractionJobs, RECENT_JOBS, startExtraction } from '../services/extraction'
+import type { QuizState } from '../state'
 
-const CREATE_DESCRIPTION = `Starts an extraction job that builds a quiz from a section's pages and answers \`{job_id, status: "pending"}\`
-at once; poll GET /api/quizzes/job/{job_id}. Without a worker (WORKERS=0) the job runs before this answers, and the
+const createDescription = (api: string) => `Starts an extraction job that builds a quiz from a section's pages and answers \`{job_id, status: "pending"}\`
+at once; poll GET ${api}/quizzes/job/{job_id}. Without a worker (WORKERS=0) the job runs before this answers, and the
 answer is still \`pending\`. The quiz and its questions are written in one transaction at the end: the questions go into
 the shared bank (with the question category, when given) and the quiz references them.
 
@@ -30,12 +30,13 @@ text); the steps report how many were dropped. A section that yields no question
 404 unknown section or question category; 400 when the section's document is not ready; 404/400 for a model_id that
 does not exist, is inactive or is for another task.`
 
-export const quizzesRoutes = (core: Core) =>
+export const extractionRoutes = ({ core, auth }: QuizState) =>
   new Elysia({ prefix: '/api/quizzes' })
-    .use(quizAuth(core))
-    .post('/', ({ user, body }) => startExtraction(core, user.id, body), {
+    .use(auth)
+    // '' documents the path without a trailing slash (OpenAPI style); /api/quizzes/ is served too.
+    .post('', ({ user, body }) => startExtraction(core, user.id, body), {
       role: 'moderator', body: CreateQuizBody, response: JobStarted,
-      detail: { tags: ['Quizzes'], summary: 'Extract a quiz from a section (a job)', description: CREATE_DESCRIPTION },
+      detail: { tags: ['Quizzes'], summary: 'Extract a quiz from a section (a job)', description: createDescription(`${core.config.quizBasePath}/api`) },
     })
     .get('/jobs', ({ user }) => listExtractionJobs(core, user.id), {
       role: 'user', response: t.Array(JobListItem),

@@ -1,0 +1,237 @@
+// The request envelope as named Elysia plugins each service's app `.use()`s (src/app.ts builds both apps):
+// - observe: one JSON log line and the Prometheus figures per request;
+// - hardening: the CSP and hardening headers on every response (src/security.ts decides them);
+// - cors and apiRateRule: building blocks a service configures with its own rules (the clinical service's
+//   envelope in plugins/clinical/envelope.ts);
+// - bodyLimits: the `bodyLimit` macro a route (or a controller's guard) declares its limit with.
+// A refusal is thrown as an HttpError, so the service's one error mapper (src/core/errors.ts) writes its body.
+import { Elysia } from 'elysia'
+import { openapi } from '@elysiajs/openapi'
+import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
+import { randomBytes } from 'node:crypto'
+import { HttpError, type ServiceStyle } from './core/errors'
+import type { RateRule } from './core/ratelimit'
+import type { Core, ServiceDefinition } from './plugin'
+import {
+  STATE_CHANGING_METHODS, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight, originPolicy, preflightHeaders,
+  securityHeaders, varyOnOrigin, withScriptNonce,
+} from './security'
+
+type StatusSet = { status?: number | string }
+
+/** The status a response went out with, from what Elysia hands the after-response hook. */
+function statusOf(set: StatusSet, responseValue: unknown): number {
+  if (responseValue instanceof Response) return responseValue.status
+  if (typeof set.status === 'number') return set.status
+  return 200
+}
+
+/** Request log and metrics of one service. First in the chain, so it sees every request the app answers. */
+export function observe(core: Core, service: ServiceStyle) {
+  const started = new WeakMap<Request, { at: number; done: (route: string | null, status: number) => void }>()
+  return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
+    .onRequest(({ request }) => {
+      started.set(request, { at: performance.now(), done: core.metrics.startRequest(service, request.method) })
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
+      const timing = started.get(request)
+      if (!timing) return
+      started.delete(request)
+      const status = statusOf(set, responseValue)
+      timing.done(route || null, status)
+      const path = new URL(request.url).pathname
+      if (core.log.isLevelEnabled('info') && !path.includes('/static/')) {
+        core.log.info({
+          service, method: request.method, path, route: route || null, status,
+          ms: Math.round((performance.now() - timing.at) * 10) / 10, ip: core.clientAddress(request),
+        }, 'request')
+      }
+    })
+}
+
+/** The header set of every response (CSP and hardening headers), unless a response sets one itself. */
+export function hardening(core: Core, service: ServiceStyle) {
+  const headers = securityHeaders(contentSecurityPolicy(core.config))
+  return new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` })
+    .onRequest(({ set }) => {
+      Object.assign(set.headers, headers)
+    })
+}
+
+/**
+ * The service's OpenAPI document at `/docs/json` (@elysiajs/openapi) and its Swagger UI page at `/docs`, with Swagger
+ * UI served by the app itself. The page has one inline script: it runs under a per-response nonce its CSP admits.
+ */
+export function apiDocs(
+  core: Core, base: string, info: { title: string; description: string; version: string },
+  securitySchemes: ServiceDefinition['securitySchemes'] = {},
+) {
+  const render = () => {
+    const nonce = randomBytes(16).toString('base64')
+    const page = SwaggerUIRender(info, {
+      url: 'docs/json', dom_id: '#swagger-ui', version: 'latest', autoDarkMode: false, persistAuthorization: true,
+      cdn: `${base}/static/swagger/swagger-ui-bundle.js`, theme: `${base}/static/swagger/swagger-ui.css`,
+    })
+    return new Response(withScriptNonce(page, nonce), {
+      headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': contentSecurityPolicy(core.config, nonce) },
+    })
+  }
+  return new Elysia()
+    .onAfterHandle(({ responseValue }) => {
+      if (isOpenApiDocument(responseValue)) asOpenApi31(responseValue)
+    })
+    .use(openapi({
+      path: '/docs',
+      provider: null,
+      documentation: {
+        info,
+        // The paths carry the service's base path, so the document's server is the host's root.
+        servers: [{ url: '/', description: 'This server' }],
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, ...securitySchemes } },
+      },
+      exclude: { paths: [/\/static\//] },
+    }))
+    .get('/docs', render, { detail: { hide: true } })
+}
+
+/**
+ * Spec 2's CORS: requests without an Origin pass; an allowed origin (APP_URL, CORS_ORIGINS) gets credentialed CORS
+ * headers and its preflights are answered; a disallowed one gets none, and its state-changing requests under
+ * `apiPrefix` are refused (403 origin_not_allowed). Every response varies on Origin.
+ */
+export function cors(core: Core, apiPrefix: string) {
+  const policy = originPolicy(core.config)
+  const underApi = (path: string) => path === apiPrefix || path.startsWith(apiPrefix + '/')
+  return new Elysia({ name: 'core.cors', seed: `${apiPrefix}:${core.id}` })
+    .onRequest(({ request, set }) => {
+      const origin = request.headers.get('origin')
+      const allowed = isOriginAllowed(origin, policy, request.url)
+      set.headers.vary = 'Origin'
+      if (origin !== null && allowed) Object.assign(set.headers, corsHeaders(origin))
+      if (!allowed && STATE_CHANGING_METHODS.has(request.method) && underApi(new URL(request.url).pathname)) {
+        throw HttpError.forbidden('origin_not_allowed', 'Origin not allowed')
+      }
+    })
+    // A response with a Vary of its own (the pages vary on HX-Request) keeps it, with Origin added.
+    .mapResponse({ as: 'global' }, ({ responseValue }) => {
+      if (responseValue instanceof Response) varyOnOrigin(responseValue.headers)
+    })
+    // Preflights of any path: answered here, with the CORS headers only for an allowed origin.
+    .options('/*', ({ request }) => {
+      if (!isPreflight(request)) throw HttpError.notFound('not_found', 'Not Found')
+      const origin = request.headers.get('origin')!
+      return new Response(null, { status: 204, headers: isOriginAllowed(origin, policy, request.url) ? preflightHeaders(origin) : {} })
+    }, { detail: { hide: true } })
+}
+
+/** One rate rule over every request under `prefix` per client address, but for the `exempt` paths (health checks). */
+export function apiRateRule(core: Core, rule: RateRule, prefix: string, exempt: string[] = []) {
+  return new Elysia({ name: 'core.rate-rule', seed: `${rule.name}:${core.id}` })
+    .onRequest(async ({ request }) => {
+      const path = new URL(request.url).pathname
+      if ((path !== prefix && !path.startsWith(prefix + '/')) || exempt.includes(path)) return
+      await core.rateLimit.consume(rule, core.clientAddress(request))
+    })
+}
+
+type Operation = { security?: unknown[] }
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
+type OpenApiDocument = { openapi: string; paths: Record<string, Record<string, Operation>> }
+const isOpenApiDocument = (value: unknown): value is OpenApiDocument =>
+  typeof value === 'object' && value !== null && typeof (value as OpenApiDocument).openapi === 'string' && 'paths' in value
+
+/**
+ * What the generator leaves for OpenAPI 3.1 to state plainly: `nullable` (an OpenAPI 3.0 word; the schemas already
+ * say `null` in their types) goes, and an operation no guard marked with its security is public: `security: []`.
+ */
+function asOpenApi31(doc: OpenApiDocument): void {
+  const strip = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(strip)
+    if (typeof node !== 'object' || node === null) return
+    const record = node as Record<string, unknown>
+    if (typeof record.nullable === 'boolean') delete record.nullable
+    for (const value of Object.values(record)) strip(value)
+  }
+  strip(doc.paths)
+  strip((doc as { components?: unknown }).components)
+  for (const operations of Object.values(doc.paths)) {
+    for (const [method, op] of Object.entries(operations)) if (HTTP_METHODS.has(method) && !op.security) op.security = []
+  }
+}
+
+/** A route's body limit: bytes, with the code and message of its 413 when the route words it itself. */
+export type BodyLimit = number | { bytes: number; code: string; message: string }
+
+const tooLarge = (limit: BodyLimit) => typeof limit === 'number'
+  ? HttpError.tooLarge('body_too_large', `Request body too large: at most ${limit} bytes here`)
+  : HttpError.tooLarge(limit.code, limit.message)
+
+/**
+ * Refuses a body over the limit with 413 before it is parsed: a declared Content-Length over it without reading a
+ * byte; a body without one (chunked) by counting what is read and stopping at the limit. The read is of a copy,
+ * so Elysia's own parser then reads the body as usual.
+ */
+export async function enforceBodyLimit(request: Request, limit: BodyLimit): Promise<void> {
+  if (request.body === null) return
+  const bytes = typeof limit === 'number' ? limit : limit.bytes
+  const declared = request.headers.get('content-length')
+  if (declared !== null && /^\d+$/.test(declared)) {
+    if (Number(declared) > bytes) throw tooLarge(limit)
+    return // HTTP framing ends the body at the declared length
+  }
+  const reader = request.clone().body!.getReader()
+  let read = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return
+    read += value.byteLength
+    if (read > bytes) {
+      await reader.cancel()
+      throw tooLarge(limit)
+    }
+  }
+}
+
+/**
+ * The `bodyLimit` macro: `{ bodyLimit: 64 * 1024 }` on a route, or `.guard({ bodyLimit }, app => ...)` around a
+ * controller's routes (not both: a guard's declaration wins over its routes'). It is documented in the OpenAPI
+ * operation as `x-body-limit`; `bodyLimitGate` enforces it. A route that declares none has its service's limit.
+ */
+const BODY_LIMIT_KEY = 'x-body-limit'
+export const bodyLimits = new Elysia({ name: 'core.body-limit' }).macro({
+  // An OpenAPI extension key, which Elysia's detail type does not list.
+  bodyLimit: (limit: BodyLimit) => ({ detail: { [BODY_LIMIT_KEY]: limit } as { description?: string } }),
+})
+
+interface RouteLike { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }
+interface LimitRule { method: string; pattern: RegExp; dynamic: number; limit: BodyLimit }
+
+/** Elysia's route path as a pattern: `:param` is one segment, `*` the rest. */
+const routePattern = (path: string) =>
+  new RegExp(`^${path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s === '*' ? '.*' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`)
+
+/**
+ * Refuses an oversized body before routing and parsing (Elysia parses before any route hook runs): the request's
+ * route is looked up in the app's route table, built once from the routes' declared limits; every other request
+ * has the service's default. `useRoutes` hands it the composed app's routes.
+ */
+export function bodyLimitGate(core: Core, service: ServiceStyle, defaultLimit: number) {
+  let routes: () => RouteLike[] = () => []
+  let rules: LimitRule[] | null = null
+  const compile = () => routes()
+    .filter((r) => r.hooks?.detail?.[BODY_LIMIT_KEY] !== undefined)
+    .map((r) => ({
+      method: r.method, pattern: routePattern(r.path), dynamic: r.path.split(/[:*]/).length - 1,
+      limit: r.hooks!.detail![BODY_LIMIT_KEY] as BodyLimit,
+    }))
+    .sort((a, b) => a.dynamic - b.dynamic) // static paths first, as the router matches them
+  const plugin = new Elysia({ name: 'core.body-limit-gate', seed: `${service}:${core.id}` })
+    .onRequest(async ({ request }) => {
+      if (request.body === null) return
+      rules ??= compile()
+      const path = new URL(request.url).pathname
+      const rule = rules.find((r) => r.method === request.method && r.pattern.test(path))
+      await enforceBodyLimit(request, rule?.limit ?? defaultLimit)
+    })
+  return { plugin, useRoutes: (list: () => RouteLike[]) => void (routes = list) }
+}
