@@ -12,8 +12,10 @@ import { randomBytes } from 'node:crypto'
 import { HttpError, type ServiceStyle } from './core/errors'
 import type { RateRule } from './core/ratelimit'
 import type { Core, ServiceDefinition } from './plugin'
+import { bearerToken } from './auth/jwt'
+import { readCookie } from './auth/cookie'
 import {
-  STATE_CHANGING_METHODS, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight, originPolicy, preflightHeaders,
+  STATE_CHANGING_METHODS, provenOrigin, contentSecurityPolicy, corsHeaders, isOriginAllowed, isPreflight, originPolicy, preflightHeaders,
   securityHeaders, varyOnOrigin, withScriptNonce,
 } from './security'
 
@@ -95,22 +97,28 @@ export function apiDocs(
 }
 
 /**
- * Spec 2's CORS: requests without an Origin pass; an allowed origin (APP_URL, CORS_ORIGINS) gets credentialed CORS
- * headers and its preflights are answered; a disallowed one gets none, and its state-changing requests under
- * `apiPrefix` are refused (403 origin_not_allowed). Every response varies on Origin.
+ * Spec 2's CORS: an allowed origin (APP_URL, CORS_ORIGINS) gets credentialed CORS headers and its preflights are
+ * answered; a disallowed one gets none, and its state-changing requests under `apiPrefix` are refused (403
+ * origin_not_allowed). Requests without an Origin pass (apps and scripts send none), except a state-changing one
+ * that signs in with the session cookie alone: a browser's, so Sec-Fetch-Site or the Referer must prove where it
+ * came from. Every response varies on Origin.
  */
-export function cors(core: Core, apiPrefix: string) {
+export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
   const policy = originPolicy(core.config)
   const underApi = (path: string) => path === apiPrefix || path.startsWith(apiPrefix + '/')
+  const cookieOnly = (request: Request) =>
+    readCookie(request, sessionCookie) !== null && !bearerToken(request.headers.get('authorization'))
   return new Elysia({ name: 'core.cors', seed: `${apiPrefix}:${core.id}` })
     .onRequest(({ request, set }) => {
-      const origin = request.headers.get('origin')
+      const origin = request.headers.get('origin') || null
       const allowed = isOriginAllowed(origin, policy, request.url)
       set.headers.vary = 'Origin'
       if (origin !== null && allowed) Object.assign(set.headers, corsHeaders(origin))
-      if (!allowed && STATE_CHANGING_METHODS.has(request.method) && underApi(new URL(request.url).pathname)) {
-        throw HttpError.forbidden('origin_not_allowed', 'Origin not allowed')
-      }
+      if (!STATE_CHANGING_METHODS.has(request.method) || !underApi(new URL(request.url).pathname)) return
+      const refused = origin !== null
+        ? !allowed
+        : cookieOnly(request) && !provenOrigin(request, (o) => isOriginAllowed(o, policy, request.url))
+      if (refused) throw HttpError.forbidden('origin_not_allowed', 'Origin not allowed')
     })
     // A response with a Vary of its own (the pages vary on HX-Request) keeps it, with Origin added.
     .mapResponse({ as: 'global' }, ({ responseValue }) => {
@@ -186,7 +194,8 @@ export async function enforceBodyLimit(request: Request, limit: BodyLimit): Prom
     if (done) return
     read += value.byteLength
     if (read > bytes) {
-      await reader.cancel()
+      // Not awaited: cancelling one branch of a tee settles only once the other branch is cancelled too.
+      void reader.cancel().catch(() => {})
       throw tooLarge(limit)
     }
   }

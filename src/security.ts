@@ -37,6 +37,26 @@ export function isOriginAllowed(origin: string | null, policy: OriginPolicy, req
   return policy.has(origin)
 }
 
+/**
+ * Whether a request provably comes from an allowed origin (cross-site request forgery): its Origin header when it
+ * has one; else the browser's Sec-Fetch-Site (`same-origin`, or `none` for what the user typed or bookmarked);
+ * else its Referer's origin. A request that proves none of these is refused: a browser sends at least one.
+ */
+export function provenOrigin(request: Request, isAllowed: (origin: string) => boolean): boolean {
+  // An empty header is none at all (no browser sends one).
+  const origin = request.headers.get('origin') || null
+  if (origin !== null) return isAllowed(origin)
+  const site = request.headers.get('sec-fetch-site') || null
+  if (site !== null) return site === 'same-origin' || site === 'none'
+  const referer = request.headers.get('referer')
+  if (!referer) return false
+  try {
+    return isAllowed(new URL(referer).origin)
+  } catch {
+    return false
+  }
+}
+
 /** A CORS preflight: OPTIONS naming the method it asks for. Other OPTIONS requests go to the app. */
 export const isPreflight = (request: Request): boolean =>
   request.method === 'OPTIONS' && request.headers.has('origin') && request.headers.has('access-control-request-method')

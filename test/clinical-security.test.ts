@@ -8,6 +8,10 @@ import { SignJWT } from 'jose'
 import { signToken } from '../src/auth/jwt'
 import { TOKEN_AUDIENCE, WEB_TOKEN_LIFETIME_S } from '../plugins/clinical/services/sessions'
 import { ACCOUNT_BODY_LIMIT as AUTH_BODY_LIMIT } from '../plugins/clinical/routes/index'
+import { CLINICAL_BODY_LIMIT } from '../plugins/clinical/envelope'
+import { QUIZ_BODY_LIMIT } from '../plugins/quiz/envelope'
+
+const CHUNK_BYTES = 16 * 1024
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { CLINICAL_PASSWORD, MOBILE, freshIp, insertUser, signIn, uniqueEmail, withCookie } from './support/clinical'
 import { startSmtpSink, linkIn, type SmtpSink } from './support/smtp'
@@ -236,6 +240,20 @@ describe.each(databaseTargets())('clinical security suite (%s)', (target) => {
   })
 
   describe('oversize bodies', () => {
+    /** A JSON body of 16 MiB sent in chunks, as a client without Content-Length does; counts what was pulled. */
+    const endlessJson = () => {
+      let sent = 0
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"email":"a@example.test","password":"'))
+          if (sent >= 16 * 1024 * 1024) return controller.close()
+          sent += CHUNK_BYTES
+          controller.enqueue(new Uint8Array(CHUNK_BYTES).fill(0x78))
+        },
+      })
+      return { stream, pulled: () => sent }
+    }
+
     it('refuses a declared body over the account routes\' limit with 413 before reading it', async () => {
       const body = JSON.stringify({ email: 'a@example.test', password: 'x'.repeat(AUTH_BODY_LIMIT) })
       const res = await app.request('/api/auth/login', {
@@ -244,6 +262,30 @@ describe.each(databaseTargets())('clinical security suite (%s)', (target) => {
       })
       const refused = await expectRefused(res, 413)
       expect(refused.error).toContain(String(AUTH_BODY_LIMIT))
+    })
+
+    it('refuses a chunked body (no Content-Length) over the limit with 413, and stops reading it there', async () => {
+      const { stream, pulled } = endlessJson()
+      const res = await app.request('/api/auth/login', {
+        method: 'POST', body: stream, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half',
+      } as RequestInit)
+      const refused = await expectRefused(res, 413)
+      expect(refused.error).toContain(String(AUTH_BODY_LIMIT))
+      // read just past the limit, not the 16 MiB the client offered
+      expect(pulled()).toBeLessThan(AUTH_BODY_LIMIT + 4 * CHUNK_BYTES)
+      // a chunked body within the limit is read and parsed as usual
+      const small = new Blob([JSON.stringify({ email: 'nobody@example.test', password: 'wrong password' })]).stream()
+      const ok = await app.request('/api/auth/login', { method: 'POST', body: small, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
+      expect(ok.status).toBe(401)
+    })
+
+    it('the other JSON routes have their limit too: a chunked body over it is 413 in either service', async () => {
+      for (const [path, limit] of [['/api/auth/me', CLINICAL_BODY_LIMIT], ['/quiz/api/auth/login', QUIZ_BODY_LIMIT]] as const) {
+        const { stream, pulled } = endlessJson()
+        const res = await app.request(path, { method: path.endsWith('/me') ? 'PUT' : 'POST', body: stream, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
+        expect(res.status, path).toBe(413)
+        expect(pulled()).toBeLessThan(limit + 4 * CHUNK_BYTES)
+      }
     })
 
     it('refuses over-long fields inside the limit with 400, never hashing them', async () => {

@@ -122,6 +122,34 @@ for (const target of databaseTargets()) {
         expect(res.headers.get('access-control-allow-origin')).toBe(APP_URL)
       })
 
+      it('a cookie-only write without Origin must prove its site (Sec-Fetch-Site or Referer); apps with a Bearer pass', async () => {
+        const write = (headers: Record<string, string>) =>
+          t.request('/api/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json', cookie: 'app_auth=anything', ...headers }, body: '{}' })
+        // the test client adds Sec-Fetch-Site to cookie requests as a browser does; these set their own headers
+        for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { referer: `${EVIL}/page` }, { referer: 'not a url' }]) {
+          const res = await write(headers)
+          expect(res.status, JSON.stringify(headers)).toBe(403)
+          expect(await res.json()).toMatchObject({ success: false, code: 'origin_not_allowed' })
+        }
+        const bare = await t.request('/api/auth/logout', { method: 'POST', headers: { cookie: 'app_auth=anything', 'sec-fetch-site': '' } })
+        expect(bare.status).toBe(403)
+        for (const headers of [{ 'sec-fetch-site': 'same-origin' }, { referer: `${APP_URL}/account` }, { referer: `${MOBILE}/x` }]) {
+          expect((await write(headers)).status, JSON.stringify(headers)).not.toBe(403)
+        }
+        // a Bearer client (an app, a script) sends no Origin and proves nothing: it is no cross-site form
+        expect((await t.request('/api/auth/logout', { method: 'POST', headers: { authorization: 'Bearer x.y.z', cookie: 'app_auth=anything', 'sec-fetch-site': 'cross-site' } })).status).not.toBe(403)
+        expect((await t.post('/api/auth/logout', {})).status).not.toBe(403)
+      })
+
+      it('page forms accept APP_URL\'s origin only: not the request\'s own Host, and not a form that proves no origin', async () => {
+        const login = (headers: Record<string, string>) => t.form('/login', { email: 'nobody@example.test', password: 'whatever password' }, { headers })
+        expect((await login({ origin: 'http://localhost' })).status).toBe(403)
+        expect((await login({ origin: MOBILE })).status).toBe(403)
+        expect((await login({ origin: '', 'sec-fetch-site': 'cross-site' })).status).toBe(403)
+        expect((await login({ origin: APP_URL })).status).toBe(422)
+        expect((await login({ origin: '', referer: `${APP_URL}/` })).status).toBe(422)
+      })
+
       it('leaves the quiz app as it was: no CORS headers, no origin refusal on its API', async () => {
         const res = await t.get('/quiz/api/auth/me', { headers: { origin: APP_URL } })
         expect(res.status).toBe(401)

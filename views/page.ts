@@ -6,6 +6,7 @@ import { Elysia, t } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { HttpError } from '../src/core/errors'
+import { provenOrigin } from '../src/security'
 import type { Errors, Flash } from './layout'
 
 /** Page forms post strings (urlencoded or multipart): the body is taken loose and checked against a model. */
@@ -99,14 +100,13 @@ export function redirect(location: string, headers: Record<string, string> = {})
 }
 
 /**
- * Cookie-authenticated writes must come from our own pages: an Origin header, when the browser sends one,
- * must be this server's (or APP_URL's). SameSite=Lax cookies already stop most cross-site posts.
+ * Cookie-authenticated page forms must come from our own pages: from APP_URL's origin when it is set (the public
+ * address; the request's Host is not trusted for this), else from the request's own origin. Without an Origin
+ * header, Sec-Fetch-Site or the Referer has to prove it (src/security.ts).
  */
 export function sameOrigin(request: Request, appUrl: string | null): boolean {
-  const origin = request.headers.get('origin')
-  if (origin === null) return true // not sent: a same-origin navigation in older browsers, or not a browser
-  const own = new URL(request.url).origin
-  return origin === own || (appUrl !== null && origin === new URL(appUrl).origin)
+  const own = appUrl ? new URL(appUrl).origin : new URL(request.url).origin
+  return provenOrigin(request, (origin) => origin === own)
 }
 
 /** Field -> first message for a form body checked against a model; empty when the body is valid. */

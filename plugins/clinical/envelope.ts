@@ -14,7 +14,7 @@ export const CLINICAL_BODY_LIMIT = 2 * 1024 * 1024
 /** The envelope rules of the clinical app, in order: CORS first, so a refusal (a 429 too) carries its CORS headers. */
 export function clinicalEnvelope(core: Core) {
   const api = `${core.config.clinicalBasePath}/api`
-  return [cors(core, api), apiRateRule(core, CLINICAL_API_RATE_RULE, api, [`${api}/health`])]
+  return [cors(core, api, AUTH_COOKIE), apiRateRule(core, CLINICAL_API_RATE_RULE, api, [`${api}/health`])]
 }
 
 export const clinicalService = <S extends { core: Core } | Core>(coreOf: (state: S) => Core): ServiceDefinition<S> => ({

@@ -103,11 +103,15 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   if (target === 'pglite' && !bootOpts.db) bootOpts.pgliteTemplate = await pgliteTemplate()
   const booted = await boot(config, plugins, bootOpts)
 
+  // What a browser sends with every request of our own pages: Sec-Fetch-Site, which proves a cookie-authenticated
+  // write same-origin. A test that plays another site or a non-browser client sets Origin or these headers itself.
+  const ownOrigin = config.appUrl ? new URL(config.appUrl).origin : 'http://localhost'
   const request = (path: string, init: RequestInit & RequestOptions = {}) => {
     const { token, ip, headers, ...rest } = init
     const h = new Headers(headers)
     if (token) h.set('authorization', `Bearer ${token}`)
     h.set('x-forwarded-for', ip ?? '10.0.0.1')
+    if (h.has('cookie') && !h.has('origin') && !h.has('sec-fetch-site') && !h.has('referer')) h.set('sec-fetch-site', 'same-origin')
     return booted.fetch(new Request(`http://localhost${path}`, { ...rest, headers: h }))
   }
   const withBody = (method: string) => (path: string, body?: unknown, o: RequestOptions = {}) =>
@@ -131,7 +135,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       request(path, {
         method: 'POST',
         ...o,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...o.headers },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', origin: ownOrigin, ...o.headers },
         body: new URLSearchParams(fields).toString(),
       }),
     async close() {
