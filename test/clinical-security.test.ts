@@ -268,21 +268,21 @@ describe.each(databaseTargets())('clinical security suite (%s)', (target) => {
       const { stream, pulled } = endlessJson()
       const res = await app.request('/api/auth/login', {
         method: 'POST', body: stream, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half',
-      } as RequestInit)
+      } as Parameters<TestApp['request']>[1])
       const refused = await expectRefused(res, 413)
       expect(refused.error).toContain(String(AUTH_BODY_LIMIT))
       // read just past the limit, not the 16 MiB the client offered
       expect(pulled()).toBeLessThan(AUTH_BODY_LIMIT + 4 * CHUNK_BYTES)
       // a chunked body within the limit is read and parsed as usual
       const small = new Blob([JSON.stringify({ email: 'nobody@example.test', password: 'wrong password' })]).stream()
-      const ok = await app.request('/api/auth/login', { method: 'POST', body: small, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
+      const ok = await app.request('/api/auth/login', { method: 'POST', body: small, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as Parameters<TestApp['request']>[1])
       expect(ok.status).toBe(401)
     })
 
     it('the other JSON routes have their limit too: a chunked body over it is 413 in either service', async () => {
       for (const [path, limit] of [['/api/auth/me', CLINICAL_BODY_LIMIT], ['/quiz/api/auth/login', QUIZ_BODY_LIMIT]] as const) {
         const { stream, pulled } = endlessJson()
-        const res = await app.request(path, { method: path.endsWith('/me') ? 'PUT' : 'POST', body: stream, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
+        const res = await app.request(path, { method: path.endsWith('/me') ? 'PUT' : 'POST', body: stream, ip: freshIp(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as Parameters<TestApp['request']>[1])
         expect(res.status, path).toBe(413)
         expect(pulled()).toBeLessThan(limit + 4 * CHUNK_BYTES)
       }
