@@ -34,7 +34,7 @@ export const accountRoutes = ({ core, auth }: QuizState) =>
       message: await accounts.forgotPassword(core, body, core.clientAddress(request)),
     }), {
       body: ForgotPasswordBody, response: MessageResponse,
-      detail: { tags, summary: 'Request a password reset email', description: 'Deliberately vague; the email is sent in the background. 429 after 3 requests per email address per hour.' },
+      detail: { tags, summary: 'Request a password reset email', description: 'The same answer whether or not the address has an account; the email is sent in the background. 429 after 3 requests per email address per hour.' },
     })
     .post('/reset-password', async ({ body }) => ({ message: await accounts.resetPassword(core, body.token, body.new_password) }), {
       body: ResetPasswordBody, response: MessageResponse,
@@ -48,7 +48,7 @@ export const accountRoutes = ({ core, auth }: QuizState) =>
       detail: { tags, summary: 'Update name or password', description: 'Changing the password needs current_password (400 when missing or wrong) and returns a fresh access_token; older tokens stop working.' },
     })
     .get('/me/settings', ({ user }) => accounts.getUserSettings(core, user.id), {
-      role: 'user', response: UserSettings, detail: { tags, summary: 'The caller\'s settings (kept in the temporary store)' },
+      role: 'user', response: UserSettings, detail: { tags, summary: 'The caller\'s settings' },
     })
     .put('/me/settings', async ({ user, body }) => {
       await accounts.saveUserSettings(core, user.id, body)
