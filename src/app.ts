@@ -71,7 +71,9 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
 
   const vectors = await openVectors(config.vectorDir)
   const shutdownTasks: Array<() => Promise<void> | void> = []
-  const jobs = createJobs(db, log, { workers: config.workers, ...opts.jobs })
+  const jobs = createJobs(db, log, {
+    workers: config.workers, leaseMs: config.jobLeaseMs, heartbeatMs: config.jobHeartbeatMs, ...opts.jobs,
+  })
   const now = opts.now ?? Date.now
   const root: Core = {
     id: nextCoreId++,

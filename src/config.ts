@@ -4,6 +4,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path'
 import ipaddr from 'ipaddr.js'
 import type { ProxyTrust } from './auth/client-address'
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS } from './core/jobs'
+import { parseAllowedHost, type AllowedHost } from './core/outbound'
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -31,6 +33,10 @@ export interface Config {
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null
   maxUploadSize: number
   workers: number
+  /** JOB_LEASE_MS: how long a claimed job is held without renewal by a worker that keeps no heartbeat. */
+  jobLeaseMs: number
+  /** JOB_HEARTBEAT_MS: how often a process's workers beat; a process silent for a few beats has its jobs reclaimed. */
+  jobHeartbeatMs: number
   jwtSecret: string
   encryptionKey: Uint8Array
   appUrl: string | null
@@ -53,6 +59,11 @@ export interface Config {
     sttModel: string | null
     ttsModel: string | null
   }
+  /**
+   * AI_ALLOWED_HOSTS: hosts (any port) and host:port pairs an AI api_base may name although they resolve to a
+   * loopback or private address; AI_BASE_URL's own host and port are allowed without being listed.
+   */
+  aiAllowedHosts: AllowedHost[]
   mail: MailConfig
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   /** Start-up notes (generated secrets, derived keys) for the log; never the secrets themselves. */
@@ -64,6 +75,12 @@ type Env = Record<string, string | undefined>
 const DEFAULT_CHALLENGE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify'
 export const DEFAULT_CHALLENGE_SCRIPT_URL = 'https://challenges.cloudflare.com/turnstile/v0/api.js'
 const SECRETS_FILE = 'secrets.json'
+// Job timing bounds: a lease renews every third of itself, so shorter ones only add writes; a heartbeat much
+// shorter than 100 ms is a write storm, one longer than 10 minutes leaves a crashed process's jobs waiting.
+export const JOB_LEASE_MS_MIN = 1_000
+export const JOB_LEASE_MS_MAX = 3_600_000
+export const JOB_HEARTBEAT_MS_MIN = 100
+export const JOB_HEARTBEAT_MS_MAX = 600_000
 // spec 2, security headers: the content-delivery hosts and the bot-challenge host of script-src.
 const DEFAULT_CSP_SCRIPT_HOSTS = 'https://cdn.jsdelivr.net,https://unpkg.com,https://challenges.cloudflare.com'
 
@@ -198,6 +215,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
   }
 
+  const aiAllowedHosts: AllowedHost[] = []
+  for (const entry of (str('AI_ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean)) {
+    const host = parseAllowedHost(entry)
+    if (host) aiAllowedHosts.push(host)
+    else problems.push(`AI_ALLOWED_HOSTS entries must be hosts or host:port pairs (gateway.internal, 10.0.0.5:4000, [fd00::5]:4000), got "${entry}"`)
+  }
+
   const challengeKey = str('CHALLENGE_SECRET_KEY')
   const challengeVerifyUrl = url('CHALLENGE_VERIFY_URL') ?? DEFAULT_CHALLENGE_VERIFY_URL
   const challengeScriptUrl = url('CHALLENGE_SCRIPT_URL') ?? DEFAULT_CHALLENGE_SCRIPT_URL
@@ -213,6 +237,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     : resendKey
       ? { transport: 'resend', apiKey: resendKey, from: str('MAIL_FROM') ?? from, baseUrl: url('RESEND_BASE_URL') }
       : { transport: 'log', from }
+
+  const jobLeaseMs = int('JOB_LEASE_MS', DEFAULT_LEASE_MS, JOB_LEASE_MS_MIN, JOB_LEASE_MS_MAX)
+  const jobHeartbeatMs = int('JOB_HEARTBEAT_MS', DEFAULT_HEARTBEAT_MS, JOB_HEARTBEAT_MS_MIN, JOB_HEARTBEAT_MS_MAX)
+  // A live process keeps its jobs by its heartbeat: one no faster than the lease would make a crash wait out the lease again.
+  if (jobHeartbeatMs >= jobLeaseMs) problems.push(`JOB_HEARTBEAT_MS (${jobHeartbeatMs}) must be shorter than JOB_LEASE_MS (${jobLeaseMs})`)
 
   const logLevel = (str('LOG_LEVEL') ?? 'info') as Config['logLevel']
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL must be debug, info, warn, error or silent`)
@@ -236,6 +265,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       : null,
     maxUploadSize: int('MAX_UPLOAD_SIZE', 52428800, 1),
     workers: int('WORKERS', 1, 0, 64),
+    jobLeaseMs,
+    jobHeartbeatMs,
     jwtSecret: jwtSecret ?? '',
     encryptionKey,
     appUrl,
@@ -254,6 +285,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       sttModel: str('STT_MODEL'),
       ttsModel: str('TTS_MODEL'),
     },
+    aiAllowedHosts,
     mail,
     logLevel,
     warnings,

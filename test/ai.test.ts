@@ -246,6 +246,25 @@ describe('failures', () => {
     expect(performance.now() - started).toBeLessThan(2500)
   })
 
+  it('a gateway that redirects is not followed: 502 ai_unreachable, and the redirect target gets no request', async () => {
+    const redirecting = Bun.serve({
+      port: 0, hostname: '127.0.0.1',
+      fetch: (req) => Response.redirect(`${server.url}${new URL(req.url).pathname.replace(/^\/v1/, '')}`, 307),
+    })
+    try {
+      const via = aiFor({ AI_BASE_URL: `http://127.0.0.1:${redirecting.port}/v1`, AI_API_KEY: KEY })
+      const before = server.requests.length
+      for (const call of [() => via.text(target, ask('hi')), () => via.listModels()]) {
+        const err = await failure(call())
+        expect(err.status).toBe(502)
+        expect(err.code).toBe('ai_unreachable')
+      }
+      expect(server.requests.length).toBe(before)
+    } finally {
+      await redirecting.stop(true)
+    }
+  })
+
   it('a 500 from the gateway is 502 ai_unreachable that names the answer, not retried', async () => {
     server.failNext(500)
     const err = await failure(ai.text(target, ask('hi')))

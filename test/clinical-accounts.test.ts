@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bu
 import { createHash } from 'node:crypto'
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../plugins/clinical/models/accounts'
 import {
-  ACCOUNT_SECURITY_RULE, FORGOT_PASSWORD_RULE, LOGIN_RULE, REGISTER_RULE, RESEND_VERIFICATION_RULE,
-  RESET_TOKEN_LIFETIME_S, VERIFY_TOKEN_LIFETIME_S,
+  ACCOUNT_SECURITY_RULE, FORGOT_PASSWORD_RULE, LOGIN_RULE, REGISTER_RULE, RESEND_VERIFICATION_RULE, RESET_MAIL_RULE,
+  RESET_TOKEN_LIFETIME_S, VERIFICATION_MAIL_RULE, VERIFY_TOKEN_LIFETIME_S,
 } from '../plugins/clinical/services/accounts'
+import { MAIL_QUOTE_MAX } from '../src/core/mail'
 import { setConfigValues } from '../plugins/clinical/services/app-config'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { PASS_TOKEN, startChallengeServer, type ChallengeServer } from './support/challenge'
@@ -352,6 +353,24 @@ for (const target of databaseTargets()) {
         expect(sink.to(pending)).toHaveLength(2)
       })
 
+      it(`mails one account at most ${VERIFICATION_MAIL_RULE.limit} times an hour, whatever the client address; the answer never changes`, async () => {
+        const { email } = await registerUnverified('resend-cap')
+        const unknown = uniqueEmail('resend-cap-unknown')
+        const answers = new Set<string>()
+        for (let i = 0; i < VERIFICATION_MAIL_RULE.limit + 2; i++) {
+          for (const address of [email, unknown]) {
+            const res = await t.post('/api/auth/resend-verification', { email: address }, { ip: freshIp(), headers: MOBILE })
+            expect(res.status).toBe(200)
+            answers.add(JSON.stringify(await res.json()))
+          }
+        }
+        expect(answers.size).toBe(1)
+        await sink.waitFor((m) => sink.to(email).length === 1 + VERIFICATION_MAIL_RULE.limit && isVerifyMail(email)(m))
+        await settle()
+        expect(sink.to(email)).toHaveLength(1 + VERIFICATION_MAIL_RULE.limit) // its registration mail and the capped resends
+        expect(sink.to(unknown)).toHaveLength(0)
+      })
+
       it(`is limited to ${RESEND_VERIFICATION_RULE.limit} per 15 minutes per client address: then 429 with Retry-After; another address still gets an answer`, async () => {
         const { email } = await registerUnverified('resend-limit')
         const ip = freshIp()
@@ -519,6 +538,52 @@ for (const target of databaseTargets()) {
         await settle()
         expect(sink.to(unknown)).toHaveLength(0)
         expect(sink.to(disabled)).toHaveLength(0)
+      })
+
+      it(`forgot-password mails one account at most ${RESET_MAIL_RULE.limit} times an hour, whatever the client address; the answer never changes`, async () => {
+        const { email } = await verifiedUser('forgot-cap')
+        const unknown = uniqueEmail('forgot-cap-unknown')
+        const answers = new Set<string>()
+        for (let i = 0; i < RESET_MAIL_RULE.limit + 2; i++) {
+          for (const address of [email, unknown]) {
+            const res = await t.post('/api/auth/forgot-password', { email: address }, { ip: freshIp(), headers: MOBILE })
+            expect(res.status).toBe(200)
+            answers.add(JSON.stringify(await res.json()))
+          }
+        }
+        expect(answers.size).toBe(1)
+        await sink.waitFor((m) => sink.to(email).length === RESET_MAIL_RULE.limit && isResetMail(email)(m))
+        await settle()
+        expect(sink.to(email)).toHaveLength(RESET_MAIL_RULE.limit)
+        expect(sink.to(unknown)).toHaveLength(0)
+        const [{ n }] = (await t.db.sql<{ n: number }>`
+          select count(*)::int as n from clinical.auth_tokens a join clinical.users u on u.id = a.user_id
+          where lower(u.email) = ${email} and a.purpose = 'reset_password'`) as [{ n: number }]
+        expect(n).toBe(RESET_MAIL_RULE.limit)
+      })
+
+      it('mails quote the user\'s name on one line, capped, in the text part and escaped in the HTML part (verification and reset)', async () => {
+        const name = 'Eve\r\n\r\nYour account is locked.\nSign in at http://evil.example/login\u2028<a href="http://evil.example">here</a>\t\u202Eend'
+        const email = uniqueEmail('mail-name')
+        expect((await register(t, email, { name })).status).toBe(200)
+        const verify = await sink.waitFor(isVerifyMail(email))
+        const id = await userId(t, email)
+        await t.db.sql`update clinical.users set email_verified = true where id = ${id}`
+        expect((await t.post('/api/auth/forgot-password', { email }, { ip: freshIp(), headers: MOBILE })).status).toBe(200)
+        const reset = await sink.waitFor(isResetMail(email))
+        for (const mail of [verify, reset]) {
+          secrets.add(linkIn(mail, mail === verify ? '/api/auth/verify-email' : '/reset-password').token)
+          const [first, blank] = mail.text.split('\n')
+          expect(first).toStartWith('Hello Eve Your account is locked. Sign in at http://evil.example/login <a href=')
+          expect(first!.length).toBeLessThanOrEqual('Hello ,'.length + MAIL_QUOTE_MAX)
+          expect(first).not.toMatch(/[\r\u2028\t\u202E]/)
+          expect(blank).toBe('')
+          expect(mail.text).not.toContain('\nYour account is locked')
+          expect(mail.html).not.toBeNull()
+          expect(mail.html).not.toContain('<a href="http://evil.example">')
+          expect(mail.html).toContain('&lt;a href=')
+          expect(mail.html).not.toMatch(/Eve[\r\n]/)
+        }
       })
 
       it(`forgot-password is limited to ${FORGOT_PASSWORD_RULE.limit} per hour per client address: then 429 with Retry-After`, async () => {

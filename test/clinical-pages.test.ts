@@ -3,6 +3,7 @@
 // sign-in work end to end, and sign-out ends the session the API sees.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { generate } from 'otplib'
+import { RESEND_VERIFICATION_RULE } from '../plugins/clinical/services/accounts'
 import { setConfigValues, OIDC_KEYS } from '../plugins/clinical/services/app-config'
 import { TOTP_PERIOD_S } from '../plugins/clinical/services/two-factor'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
@@ -175,6 +176,59 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
     expect(await unverified.text()).toContain('Email not verified')
   })
 
+  it('signing in with an unconfirmed address offers a new verification email right there, which arrives and works', async () => {
+    const email = uniqueEmail('page-unverified')
+    await insertUser(t, { email, verified: false })
+    const refused = await t.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
+    expect(refused.status).toBe(422)
+    const page = await refused.text()
+    expect(page).toContain('Email not verified')
+    expect(page).toContain('<form class="stack" action="/resend-verification" method="post">')
+    expect(page).toContain(`id="resend-email" name="email" type="email" value="${email}"`)
+    // only after the right password: a wrong one is Invalid credentials, with no resend form
+    const wrong = await (await t.form('/login', { email, password: 'not the password' }, { ip: freshIp() })).text()
+    expect(wrong).toContain('Invalid credentials')
+    expect(wrong).not.toContain('action="/resend-verification"')
+
+    const resent = await t.form('/resend-verification', { email }, { ip: freshIp() })
+    expect(resent.status).toBe(200)
+    const answer = await resent.text()
+    expect(answer).toContain('Check your email')
+    const api = await t.post('/api/auth/resend-verification', { email: uniqueEmail('page-unknown') }, { ip: freshIp() })
+    expect(answer).toContain(((await api.json()) as { message: string }).message)
+    const link = linkIn(await smtp.waitFor((m) => m.to.includes(email)), '/api/auth/verify-email')
+    expect((await t.get(link.pathAndQuery, { headers: html })).status).toBe(200)
+    await pageSignIn(email)
+  })
+
+  it('a used verification link offers a new one on its page, not only a way back to sign in', async () => {
+    const email = uniqueEmail('page-used-link')
+    expect((await t.form('/register', { name: 'Used Link', email, password: 'Used-link-password-5' }, { ip: freshIp() })).status).toBe(200)
+    const link = linkIn(await smtp.waitFor((m) => m.to.includes(email)), '/api/auth/verify-email')
+    expect((await t.get(link.pathAndQuery, { headers: html })).status).toBe(200)
+    const used = await t.get(link.pathAndQuery, { headers: html })
+    expect(used.status).toBe(400)
+    const page = await used.text()
+    expect(page).toContain('<form class="stack" action="/resend-verification" method="post">')
+    expect(page).not.toContain('Sign in to request a new one')
+  })
+
+  it('the resend page works without JavaScript: its own address, 422 without an email, 429 as a message, other sites refused', async () => {
+    const page = await t.get('/resend-verification', { headers: html })
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('action="/resend-verification"')
+    const empty = await t.form('/resend-verification', { email: '' }, { ip: freshIp() })
+    expect(empty.status).toBe(422)
+    expect(await empty.text()).toContain('field-error')
+    const ip = freshIp()
+    let last: Response | null = null
+    for (let i = 0; i <= RESEND_VERIFICATION_RULE.limit; i++) last = await t.form('/resend-verification', { email: uniqueEmail('page-resend-limit') }, { ip })
+    expect(last!.status).toBe(422)
+    expect(last!.headers.get('retry-after')).toBeTruthy()
+    expect(await last!.text()).toContain('Too many verification emails requested')
+    expect((await t.form('/resend-verification', { email: ADMIN_EMAIL }, { headers: { origin: 'https://evil.example' } })).status).toBe(403)
+  })
+
   it('register form rules show per field', async () => {
     const res = await t.form('/register', { name: '', email: 'not-an-email', password: 'short' }, { ip: freshIp() })
     expect(res.status).toBe(422)
@@ -200,7 +254,7 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
     const mail = await smtp.waitFor((m) => m.to.includes(email) && m.text.includes('/reset-password?token='))
     const link = linkIn(mail, '/reset-password')
     const form = await (await t.get(link.pathAndQuery, { headers: html })).text()
-    expect(form).toContain('action="/reset-password"')
+    expect(form).toContain(`action="/reset-password?token=${link.token}"`)
     expect(hiddenValue(form, 'token')).toBe(link.token)
 
     const differ = await t.form('/reset-password', { token: link.token, newPassword: 'New-password-42', confirmPassword: 'New-password-43' })

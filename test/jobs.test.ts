@@ -1,8 +1,13 @@
 // The job queue (src/core/jobs.ts) on each database target: exactly-once claims under concurrency, lease
-// reclaim after a crash, cancellation with rollback, failures, inline mode and shutdown hand-back.
+// reclaim after a crash, worker heartbeats, resuming from a recorded result, giving up, cancellation with rollback,
+// failures, inline mode and shutdown hand-back. Real processes killed with SIGKILL: test/job-crash.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { ConfigError, JOB_HEARTBEAT_MS_MIN, JOB_LEASE_MS_MAX, JOB_LEASE_MS_MIN, loadConfig } from '../src/config'
 import type { Db } from '../src/core/db'
-import { createJobs, JobCancelled, type JobHandler, type JobRecord, type Jobs, type JobsOptions } from '../src/core/jobs'
+import {
+  createJobs, DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, defineJob, JobCancelled, STALE_HEARTBEATS,
+  type GiveUpContext, type JobHandler, type JobRecord, type Jobs, type JobsOptions,
+} from '../src/core/jobs'
 import { createLogger } from '../src/core/log'
 import { databaseTargets, openCoreDb } from './support/app'
 import { waitFor } from './support/wait'
@@ -12,6 +17,34 @@ const SERVICE = 'test'
 
 /** Each test registers its own job kind, so claims never cross between tests. */
 const uniqueKind = (name: string) => `test.${name}.${crypto.randomUUID().slice(0, 8)}`
+
+describe('job configuration (JOB_LEASE_MS, JOB_HEARTBEAT_MS)', () => {
+  const base = { DATA_DIR: '/tmp/jobs-config-test', JWT_SECRET: 'j'.repeat(40), DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1' }
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...base, ...env })
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems
+      throw err
+    }
+    throw new Error('loadConfig accepted the configuration')
+  }
+
+  it('defaults to a 60 s lease and a 5 s heartbeat, and reads both', () => {
+    expect(loadConfig(base)).toMatchObject({ jobLeaseMs: DEFAULT_LEASE_MS, jobHeartbeatMs: DEFAULT_HEARTBEAT_MS })
+    expect(DEFAULT_LEASE_MS).toBe(60_000)
+    expect(DEFAULT_HEARTBEAT_MS).toBe(5_000)
+    expect(loadConfig({ ...base, JOB_LEASE_MS: '2000', JOB_HEARTBEAT_MS: '250' })).toMatchObject({ jobLeaseMs: 2_000, jobHeartbeatMs: 250 })
+  })
+
+  it('refuses values that are not integers in range, and a heartbeat not shorter than the lease', () => {
+    expect(problems({ JOB_LEASE_MS: String(JOB_LEASE_MS_MIN - 1) })).toEqual([expect.stringContaining('JOB_LEASE_MS must be an integer')])
+    expect(problems({ JOB_LEASE_MS: String(JOB_LEASE_MS_MAX + 1) })).toEqual([expect.stringContaining('JOB_LEASE_MS must be an integer')])
+    expect(problems({ JOB_HEARTBEAT_MS: String(JOB_HEARTBEAT_MS_MIN - 1) })).toEqual([expect.stringContaining('JOB_HEARTBEAT_MS must be an integer')])
+    expect(problems({ JOB_HEARTBEAT_MS: 'soon' })).toEqual([expect.stringContaining('JOB_HEARTBEAT_MS must be an integer')])
+    expect(problems({ JOB_LEASE_MS: '5000', JOB_HEARTBEAT_MS: '5000' })).toEqual(['JOB_HEARTBEAT_MS (5000) must be shorter than JOB_LEASE_MS (5000)'])
+  })
+})
 
 for (const target of databaseTargets()) {
   describe(`jobs [${target}]`, () => {
@@ -233,6 +266,208 @@ for (const target of databaseTargets()) {
         expect(final.status).toBe('completed')
         expect(final.result).toBe('from the rescuer')
         expect(final.steps.map((s) => s.message)).toEqual(['rescuer started'])
+      })
+    })
+
+    describe('worker heartbeats', () => {
+      const workerRows = () => db.sql<{ id: string; workers: number; heartbeat_ms: number; heartbeat_at: Date }>`
+        select id, workers, heartbeat_ms, heartbeat_at from core.job_workers order by id`
+      /** A process that beat every heartbeatMs and then stopped (killed), its last beat `agoMs` ago. */
+      const stoppedProcess = async (agoMs: number, heartbeatMs = 100) => {
+        const id = `dead-process-${crypto.randomUUID().slice(0, 8)}`
+        await db.sql`
+          insert into core.job_workers (id, process, workers, heartbeat_ms, heartbeat_at)
+          values (${id}, 'gone:1', 1, ${heartbeatMs}, now() - ${`${agoMs} milliseconds`}::interval)`
+        return id
+      }
+      /** The job as a worker of that process left it: running, its attempt counted, a lease of a minute ahead. */
+      const heldBy = (jobId: string, processId: string) => db.sql`
+        update core.jobs set status = 'running', locked_by = ${`${processId}:w0`}, locked_process = ${processId}, attempts = attempts + 1,
+          started_at = now(), lease_until = now() + interval '60 seconds'
+        where id = ${jobId}`
+
+      it('start() registers the process with its worker count and beats every JOB_HEARTBEAT_MS; stop() removes its row', async () => {
+        const before = new Set((await workerRows()).map((r) => r.id))
+        const jobs = jobsFor({ workers: 2, heartbeatMs: 50 })
+        jobs.register(uniqueKind('beating'), async () => 'idle')
+        jobs.start()
+        const row = await waitFor(async () => (await workerRows()).find((r) => !before.has(r.id)), 'the process registered')
+        expect(row).toMatchObject({ workers: 2, heartbeat_ms: 50 })
+        await waitFor(async () => (await workerRows()).find((r) => r.id === row.id && r.heartbeat_at > row.heartbeat_at), 'a later heartbeat')
+        await jobs.stop(100)
+        expect((await workerRows()).filter((r) => r.id === row.id)).toEqual([])
+      })
+
+      it(`reclaims a running job within ${STALE_HEARTBEATS} heartbeats of its process stopping, long before its lease ends`, async () => {
+        const kind = uniqueKind('dead-heartbeat')
+        const jobs = jobsFor({ workers: 1, leaseMs: 60_000 })
+        jobs.register(kind, async (ctx) => ({ attempt: ctx.attempt }))
+        const job = await jobs.enqueue(kind, {}, { service: SERVICE })
+        const dead = await stoppedProcess(0, 100)
+        await heldBy(job.id, dead)
+        expect(await jobs.runOnce('live:w0')).toBe(false) // its last beat is fresh: the process may be alive
+        const stopped = Date.now()
+        await waitFor(() => jobs.runOnce('live:w0'), 'the job reclaimed', 5_000)
+        // Three missed beats of 100 ms, not the minute of its lease.
+        expect(Date.now() - stopped).toBeLessThan(2_000)
+        expect((await jobs.get(job.id))!).toMatchObject({ status: 'completed', attempts: 2, result: { attempt: 2 } })
+      })
+
+      it('never takes the job of a process that still beats, even when its lease renewal is late', async () => {
+        const kind = uniqueKind('live-heartbeat')
+        const started = Promise.withResolvers<void>()
+        const release = Promise.withResolvers<void>()
+        let runs = 0
+        const handler: JobHandler = async () => {
+          runs++
+          started.resolve()
+          await release.promise
+          return 'once'
+        }
+        // A 60 s lease renews every 20 s, so nothing renews it during the test.
+        const holder = jobsFor({ workers: 1, leaseMs: 60_000, heartbeatMs: 50, pollMs: 20 })
+        const other = jobsFor({ workers: 1, leaseMs: 60_000 })
+        holder.register(kind, handler)
+        other.register(kind, handler)
+        holder.start()
+        const job = await holder.enqueue(kind, {}, { service: SERVICE })
+        await started.promise
+        await db.sql`update core.jobs set lease_until = now() - interval '1 second' where id = ${job.id}` // the renewal is late
+        await Bun.sleep(300) // six heartbeats
+        expect(await other.runOnce('other:w0')).toBe(false)
+        release.resolve()
+        await waitFor(async () => (await holder.get(job.id))!.status === 'completed', 'the job completed by its holder')
+        expect(runs).toBe(1)
+        expect((await holder.get(job.id))!.attempts).toBe(1)
+        await holder.stop(1_000)
+      })
+
+      it('sweeps a stopped process\'s row once it holds no running job; one holding a job stays until the job is reclaimed or its lease is over', async () => {
+        const idle = await stoppedProcess(10_000)
+        const holding = await stoppedProcess(10_000)
+        const unhandled = uniqueKind('nobody-here') // no live process has a handler: the job waits for one
+        const enqueuer = jobsFor({ workers: 1 })
+        enqueuer.register(unhandled, async () => 'never here')
+        const job = await enqueuer.enqueue(unhandled, {}, { service: SERVICE })
+        await heldBy(job.id, holding)
+        const sweeper = jobsFor({ workers: 1, heartbeatMs: 50, leaseMs: 60_000 })
+        sweeper.register(uniqueKind('sweeper'), async () => 'idle')
+        sweeper.start()
+        await waitFor(async () => !(await workerRows()).some((r) => r.id === idle), 'the idle row swept')
+        await Bun.sleep(150)
+        expect((await workerRows()).some((r) => r.id === holding)).toBe(true)
+        // Silent for longer than the lease: the job's lease is over too, so the lease rule takes over from here.
+        await db.sql`update core.job_workers set heartbeat_at = now() - interval '2 minutes' where id = ${holding}`
+        await waitFor(async () => !(await workerRows()).some((r) => r.id === holding), 'the holding row swept after the lease')
+        await sweeper.stop(100)
+      })
+    })
+
+    describe('resuming', () => {
+      it('hands a run its attempt number, and a reclaimed run the result an earlier attempt recorded', async () => {
+        const kind = uniqueKind('resume')
+        const jobs = jobsFor({ workers: 1 })
+        jobs.register(kind, async (ctx) => ({ attempt: ctx.attempt, maxAttempts: ctx.maxAttempts, recorded: ctx.recorded }))
+        const first = await jobs.enqueue(kind, {}, { service: SERVICE, maxAttempts: 4 })
+        expect(await jobs.runOnce('live:w0')).toBe(true)
+        expect((await jobs.get(first.id))!.result).toEqual({ attempt: 1, maxAttempts: 4, recorded: null })
+
+        const second = await jobs.enqueue(kind, {}, { service: SERVICE, maxAttempts: 4 })
+        // An attempt saved its work with recordResult (the result commits with it), then its process died.
+        await db.sql`
+          update core.jobs set status = 'running', locked_by = 'dead-process:w0', attempts = 1, started_at = now(),
+            result = ${{ saved: 41 }}::jsonb, lease_until = now() - interval '1 second'
+          where id = ${second.id}`
+        expect(await jobs.runOnce('live:w0')).toBe(true)
+        expect((await jobs.get(second.id))!).toMatchObject({
+          status: 'completed', attempts: 2, result: { attempt: 2, maxAttempts: 4, recorded: { saved: 41 } },
+        })
+      })
+    })
+
+    describe('giving up', () => {
+      /** The job as a dead process left it after its last allowed attempt; the next claim abandons it. */
+      const lastAttemptDied = (jobId: string, attempts: number, recorded: unknown = null) => db.sql`
+        update core.jobs set status = 'running', locked_by = 'dead-process:w0', attempts = ${attempts}, started_at = now(),
+          result = ${{ value: recorded }}::jsonb -> 'value', lease_until = now() - interval '1 second'
+        where id = ${jobId}`
+
+      it('an abandoned job\'s onGiveUp runs in the transaction that fails it: its writes, final step and message land together', async () => {
+        const kind = uniqueKind('give-up-abandoned')
+        const seen: GiveUpContext[] = []
+        let ran = 0
+        const jobs = jobsFor({ workers: 1 })
+        jobs.register(kind, async () => void ran++, {
+          onGiveUp: async (tx, job) => {
+            seen.push(job)
+            await tx.sql`insert into test.job_writes (job_id, note) values (${job.id}, 'settled')`
+            return { message: 'Stopped after 2 attempts: start it again', name: 'done', status: 'failed' }
+          },
+        })
+        const job = await jobs.enqueue(kind, { thing: 7 }, { service: SERVICE, ownerId: 5, maxAttempts: 2 })
+        await lastAttemptDied(job.id, 2, { saved: 3 })
+        expect(await jobs.runOnce('live:w0')).toBe(true)
+        expect(ran).toBe(0)
+        expect(seen).toEqual([{ id: job.id, payload: { thing: 7 }, ownerId: 5, recorded: { saved: 3 }, reason: { kind: 'abandoned', attempts: 2 } }])
+        expect(await db.sql`select note from test.job_writes where job_id = ${job.id}`).toEqual([{ note: 'settled' }])
+        const failed = (await jobs.get(job.id))!
+        expect(failed).toMatchObject({ status: 'failed', error: 'Stopped after 2 attempts: start it again' })
+        expect(failed.steps.at(-1)).toMatchObject({ message: 'Stopped after 2 attempts: start it again', name: 'done', status: 'failed' })
+        expect(failed.finished_at).not.toBeNull()
+      })
+
+      it('a handler that throws gives up with reason failed: the job keeps the handler\'s error, the hook\'s step comes last', async () => {
+        const kind = uniqueKind('give-up-failed')
+        const reasons: unknown[] = []
+        const jobs = jobsFor({ workers: 1 })
+        jobs.register(kind, defineJob(async (ctx) => {
+          await ctx.step('working')
+          throw new Error('the model answered nonsense')
+        }, {
+          onGiveUp: async (_tx, job) => {
+            reasons.push(job.reason)
+            return { message: 'Nothing was saved', status: 'failed' }
+          },
+        }))
+        const job = await jobs.enqueue(kind, {}, { service: SERVICE })
+        await jobs.runOnce('live:w0')
+        expect(reasons).toEqual([{ kind: 'failed', error: 'the model answered nonsense' }])
+        const failed = (await jobs.get(job.id))!
+        expect(failed).toMatchObject({ status: 'failed', error: 'the model answered nonsense' })
+        expect(failed.steps.map((s) => s.message)).toEqual(['working', 'Nothing was saved'])
+      })
+
+      it('a hook that throws is rolled back, and the job still ends failed with its own error', async () => {
+        const kind = uniqueKind('give-up-broken')
+        const jobs = jobsFor({ workers: 1 })
+        jobs.register(kind, async () => 'never', {
+          onGiveUp: async (tx, job) => {
+            await tx.sql`insert into test.job_writes (job_id, note) values (${job.id}, 'half settled')`
+            throw new Error('the hook is broken')
+          },
+        })
+        const job = await jobs.enqueue(kind, {}, { service: SERVICE, maxAttempts: 1 })
+        await lastAttemptDied(job.id, 1)
+        expect(await jobs.runOnce('live:w0')).toBe(true)
+        expect(await db.sql`select note from test.job_writes where job_id = ${job.id}`).toEqual([])
+        const failed = (await jobs.get(job.id))!
+        expect(failed.status).toBe('failed')
+        expect(failed.error).toContain('abandoned after 1 attempts')
+        expect(await jobs.runOnce('live:w0')).toBe(false)
+      })
+
+      it('a cancelled or completed job never gives up', async () => {
+        const kind = uniqueKind('give-up-not')
+        let hooks = 0
+        const jobs = jobsFor({ workers: 1 })
+        jobs.register(kind, async () => 'done', { onGiveUp: async () => void hooks++ })
+        const done = await jobs.enqueue(kind, {}, { service: SERVICE })
+        await jobs.runOnce('live:w0')
+        const cancelled = await jobs.enqueue(kind, {}, { service: SERVICE })
+        await jobs.cancel(cancelled.id)
+        expect(await jobs.runOnce('live:w0')).toBe(false)
+        expect((await jobs.get(done.id))!.status).toBe('completed')
+        expect(hooks).toBe(0)
       })
     })
 

@@ -2,7 +2,8 @@
 // and the log transport (no mail configured: the message and its links go to the server log).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import pino from 'pino'
-import { createMailer } from '../src/core/mail'
+import { resetPasswordMail, verificationMail } from '../src/auth/one-time-token'
+import { createMailer, MAIL_QUOTE_MAX, mailHtml, mailQuote } from '../src/core/mail'
 import { createLogger } from '../src/core/log'
 import { startSmtpSink, type SmtpSink } from './support/smtp'
 
@@ -75,5 +76,45 @@ describe('log transport', () => {
     const entry = JSON.parse(lines.at(-1)!) as { mail: { to: string; text: string } }
     expect(entry.mail.to).toBe('a@example.test')
     expect(entry.mail.text).toContain('verify-email?token=abc')
+  })
+})
+
+describe('user-supplied text in mails', () => {
+  it('is quoted on one line: line breaks, tabs, other controls and separators become one space; trimmed', () => {
+    expect(mailQuote('  Ann\r\n\r\nClick http://evil.example \u2028 now\u2029\t\u0000\u000b\u0085x\u00a0y\u202e\u200bz  ')).toBe('Ann Click http://evil.example now x y z')
+    expect(mailQuote('\r\n\t')).toBe('')
+    // joiners some scripts need stay
+    expect(mailQuote('क्\u200dष')).toBe('क्\u200dष')
+  })
+
+  it(`is capped at ${MAIL_QUOTE_MAX} characters, never splitting a character`, () => {
+    const long = '😀'.repeat(MAIL_QUOTE_MAX + 10)
+    const quoted = mailQuote(long)
+    expect(Array.from(quoted)).toHaveLength(MAIL_QUOTE_MAX)
+    expect(quoted.endsWith('…')).toBe(true)
+    expect(quoted).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/)
+    expect(mailQuote('a'.repeat(MAIL_QUOTE_MAX))).toBe('a'.repeat(MAIL_QUOTE_MAX))
+  })
+
+  it('is escaped for HTML parts', () => {
+    expect(mailHtml('<b>Ann</b>\n& "co"')).toBe('&lt;b&gt;Ann&lt;/b&gt; &amp; &quot;co&quot;')
+  })
+
+  it.each([
+    ['verification', verificationMail],
+    ['password reset', resetPasswordMail],
+  ])('the %s mail (both services) greets on one line in its text part and escapes the name in its HTML part', (_, build) => {
+    const name = 'Eve\n\nYour account is locked: <a href="http://evil.example">sign in here</a>\r\nThanks'
+    const mail = build({ email: 'eve@example.test', name }, 'http://localhost/x?token=a&b=1', 3600)
+    const lines = mail.text.split('\n')
+    expect(lines[0]).toBe(`Hello ${mailQuote(name)},`)
+    expect(lines[1]).toBe('')
+    expect(mail.text).not.toContain('\nYour account is locked')
+    expect(mail.text).toContain('http://localhost/x?token=a&b=1')
+    expect(mail.html).toContain(`<p>Hello ${mailHtml(name)},</p>`)
+    expect(mail.html).not.toContain('<a href="http://evil.example">')
+    expect(mail.html).toContain('<a href="http://localhost/x?token=a&amp;b=1">')
+    expect(mail.subject).not.toContain('Eve')
+    expect(build({ email: 'x@example.test', name: '\r\n' }, 'http://localhost/x', 3600).text).toStartWith('Hello,\n')
   })
 })

@@ -2,7 +2,9 @@
 // real app against a real OpenAI-compatible test server and small fakes of the ElevenLabs and Azure voice APIs.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { LOCAL_DIMENSIONS } from '../src/core/embedder'
-import { OPENAI_VOICES, REGENERATE_BATCH, REGENERATE_JOB_KIND, SERVER_DEFAULT_NAME, VOICE_PROVIDER_URLS } from '../plugins/quiz/services/ai-models'
+import {
+  API_BASE_RULE, GATEWAY_PROBE_TIMEOUTS_MS, OPENAI_VOICES, REGENERATE_BATCH, REGENERATE_JOB_KIND, resolveModel, SERVER_DEFAULT_NAME, VOICE_PROVIDER_URLS,
+} from '../plugins/quiz/services/ai-models'
 import { QUESTIONS_COLLECTION } from '../plugins/quiz/services/question-index'
 import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
@@ -46,6 +48,10 @@ for (const target of databaseTargets()) {
     let t: TestApp
     let ai: AiServer
     let other: AiServer
+    /** A gateway nobody allowed: on 127.0.0.1 like the others, at a port neither AI_BASE_URL nor AI_ALLOWED_HOSTS names. */
+    let trap: AiServer
+    /** An allowed address where nothing listens. */
+    let dead: string
     let admin: Account
     let userToken: string
     let moderatorToken: string
@@ -69,7 +75,11 @@ for (const target of databaseTargets()) {
     beforeAll(async () => {
       ai = await startAiServer()
       other = await startAiServer({ apiKey: 'sk-other-gateway-key-0001', models: ['other-a', 'other-b'] })
-      t = await startTestApp({ target, env: { ...ai.env } })
+      trap = await startAiServer({ models: ['trapped'] })
+      dead = await deadUrl()
+      // AI_BASE_URL (ai) is allowed by itself; the other gateway, the dead port and a name of the tests by the operator's list.
+      const allowed = [new URL(other.url).host, new URL(dead).host, 'gateway.example.test'].join(',')
+      t = await startTestApp({ target, env: { ...ai.env, AI_ALLOWED_HOSTS: allowed } })
       admin = await registerAdmin(t)
       userToken = (await createAccount(t, admin, 'user')).token
       moderatorToken = (await createAccount(t, admin, 'moderator')).token
@@ -78,6 +88,7 @@ for (const target of databaseTargets()) {
       await t.close()
       await ai.close()
       await other.close()
+      await trap.close()
     })
 
     it('the first model created for a task becomes its default; later ones do not', async () => {
@@ -281,7 +292,7 @@ for (const target of databaseTargets()) {
       ai.failNext(500)
       await expectDetail(await t.post(`${API}/admin/models/${chat.id}/test`, undefined, { token: admin.token }), 502)
 
-      const down = await createOk({ name: 'Down', model_id: uniqueModel('down'), task: 'teach', api_base: `${await deadUrl()}/v1` })
+      const down = await createOk({ name: 'Down', model_id: uniqueModel('down'), task: 'teach', api_base: `${dead}/v1` })
       await expectDetail(await t.post(`${API}/admin/models/${down.id}/test`, undefined, { token: admin.token }), 502)
 
       // its own api_base and key
@@ -303,8 +314,93 @@ for (const target of databaseTargets()) {
       expect(await res.json()).toEqual({ models: ['other-a', 'other-b'], source: 'openai-compatible' })
       expect(other.requests.at(-1)?.headers.authorization).toBe('Bearer sk-other-gateway-key-0001')
 
-      await expectDetail(await t.post(`${API}/admin/litellm/models`, { api_key: 'x', api_base: `${await deadUrl()}/v1` }, { token: admin.token }), 502)
+      await expectDetail(await t.post(`${API}/admin/litellm/models`, { api_key: 'x', api_base: `${dead}/v1` }, { token: admin.token }), 502)
       expect((await t.post(`${API}/admin/litellm/models`, { api_base: 'not a url' }, { token: admin.token })).status).toBe(422)
+    })
+
+    describe('gateway address rule (shared with the identity provider, src/core/outbound.ts)', () => {
+      const UNREACHABLE = 'The AI service could not be reached'
+      const KEY = 'sk-must-never-leave-0001'
+      const trapPort = () => new URL(trap.url).port
+      /** Loopback in every spelling, at the trap's port, and the other refused ranges. */
+      const refusedBases = () => [
+        `http://127.0.0.1:${trapPort()}/v1`, `http://127.1:${trapPort()}/v1`, `http://0x7f000001:${trapPort()}/v1`,
+        `http://2130706433:${trapPort()}/v1`, `http://0177.0.0.1:${trapPort()}/v1`, `http://[::1]:${trapPort()}/v1`,
+        `http://[::ffff:127.0.0.1]:${trapPort()}/v1`, `http://localhost:${trapPort()}/v1`, `http://LOCALHOST.:${trapPort()}/v1`,
+        `http://0.0.0.0:${trapPort()}/v1`, 'http://10.0.0.1/v1', 'http://192.168.0.10/v1', 'http://169.254.169.254/latest',
+        'http://[fe80::1]/v1', 'http://[fd00:ec2::254]/v1', 'http://224.0.0.1/v1', 'http://168.63.129.16/v1',
+      ]
+      const listAt = (api_base: string) => t.post(`${API}/admin/litellm/models`, { api_key: KEY, api_base }, { token: admin.token })
+      const bodyOf = async (res: Response) => ({ status: res.status, body: await res.text() })
+      /** What a closed port answers: every refusal must answer exactly this. */
+      const closedPort = async () => bodyOf(await listAt(`${dead}/v1`))
+
+      it('POST /litellm/models refuses loopback in every spelling, private, link-local, unique-local, multicast, unspecified and metadata addresses: the closed-port answer, no request, no key', async () => {
+        trap.reset()
+        const closed = await closedPort()
+        expect(closed).toEqual({ status: 502, body: JSON.stringify({ detail: UNREACHABLE }) })
+        for (const base of refusedBases()) expect({ base, ...(await bodyOf(await listAt(base))) }).toEqual({ base, ...closed })
+        expect(trap.requests).toHaveLength(0)
+      })
+
+      it('a timeout and a gateway answering too slowly look the same as a refusal (no port scanning by status or text)', async () => {
+        const saved = { ...GATEWAY_PROBE_TIMEOUTS_MS }
+        GATEWAY_PROBE_TIMEOUTS_MS.listModels = 200
+        GATEWAY_PROBE_TIMEOUTS_MS.modelTest = 200
+        try {
+          other.reset()
+          other.delayNext(1_000)
+          const slow = await bodyOf(await t.post(`${API}/admin/litellm/models`, { api_key: 'sk-other-gateway-key-0001', api_base: other.url }, { token: admin.token }))
+          expect(slow).toEqual(await closedPort())
+          const model = await createOk({ name: 'Slow', model_id: uniqueModel('slow'), task: 'teach', api_base: other.url, api_key: 'sk-other-gateway-key-0001' })
+          other.delayNext(1_000)
+          const tested = await bodyOf(await t.post(`${API}/admin/models/${model.id}/test`, undefined, { token: admin.token }))
+          expect(tested).toEqual({ status: 502, body: JSON.stringify({ detail: UNREACHABLE }) })
+        } finally {
+          Object.assign(GATEWAY_PROBE_TIMEOUTS_MS, saved)
+        }
+      })
+
+      it('AI_BASE_URL\'s own host and port and the AI_ALLOWED_HOSTS entries are allowed; another port of the same host is not', async () => {
+        let res = await listAt(ai.url)
+        expect(res.status).toBe(200)
+        res = await t.post(`${API}/admin/litellm/models`, { api_key: 'sk-other-gateway-key-0001', api_base: other.url }, { token: admin.token })
+        expect(res.status).toBe(200)
+        // the trap shares AI_BASE_URL's host (127.0.0.1), not its port
+        expect((await listAt(trap.url)).status).toBe(502)
+        expect((await create({ name: 'Own', model_id: uniqueModel('own'), task: 'teach', api_base: ai.url })).status).toBe(200)
+      })
+
+      it('create and update refuse a stored api_base that breaks the rule: 400 naming it, nothing stored', async () => {
+        for (const api_base of [`http://localhost:${trapPort()}/v1`, 'http://[::1]/v1', 'http://169.254.169.254/v1', `http://127.1:${trapPort()}/v1`]) {
+          const model_id = uniqueModel('refused')
+          const message = await expectDetail(await create({ name: 'Refused', model_id, task: 'teach', api_base, api_key: KEY }), 400)
+          expect(message).toBe(API_BASE_RULE)
+          expect(await t.db.sql`select id from quiz.ai_models where model_id = ${model_id}`).toHaveLength(0)
+        }
+        const unresolvable = await expectDetail(await create({ name: 'Nowhere', model_id: uniqueModel('nowhere'), task: 'teach', api_base: 'http://no-such-gateway.invalid/v1' }), 400)
+        expect(unresolvable).toContain(API_BASE_RULE)
+        const kept = await createOk({ name: 'Kept', model_id: uniqueModel('kept'), task: 'teach', api_base: other.url })
+        expect(await expectDetail(await update(kept.id, { api_base: `http://0x7f000001:${trapPort()}/v1` }), 400)).toBe(API_BASE_RULE)
+        expect((await list()).find((m) => m.id === kept.id)?.api_base).toBe(other.url)
+        expect(trap.requests).toHaveLength(0)
+      })
+
+      it('a stored api_base is checked again at call time (DNS changes): the model test and extraction\'s model answer 502 unreachable, no key sent', async () => {
+        trap.reset()
+        const core = t.booted.core
+        const model_id = uniqueModel('rebound')
+        // as if saved while its name still resolved to a public address
+        const [row] = await t.db.sql<{ id: number }>`
+          insert into quiz.ai_models (name, model_id, task, is_active, is_default, api_key, api_base)
+          values ('Rebound', ${model_id}, 'extraction', true, false, ${core.crypto.sealText(KEY)}, ${`http://localhost:${trapPort()}/v1`})
+          returning id`
+        const tested = await t.post(`${API}/admin/models/${row!.id}/test`, undefined, { token: admin.token })
+        expect(await bodyOf(tested)).toEqual(await closedPort())
+        const refusal = await resolveModel(core, 'extraction', row!.id).catch((err: unknown) => err)
+        expect(refusal).toMatchObject({ status: 502, message: UNREACHABLE })
+        expect(trap.requests).toHaveLength(0)
+      })
     })
 
     describe('POST /tts/voices', () => {

@@ -126,14 +126,14 @@ for (const target of databaseTargets()) {
         const write = (headers: Record<string, string>) =>
           t.request('/api/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json', cookie: 'app_auth=anything', ...headers }, body: '{}' })
         // the test client adds Sec-Fetch-Site to cookie requests as a browser does; these set their own headers
-        for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { referer: `${EVIL}/page` }, { referer: 'not a url' }]) {
+        for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { referer: `${EVIL}/page` }, { referer: 'not a url' }] as Array<Record<string, string>>) {
           const res = await write(headers)
           expect(res.status, JSON.stringify(headers)).toBe(403)
           expect(await res.json()).toMatchObject({ success: false, code: 'origin_not_allowed' })
         }
         const bare = await t.request('/api/auth/logout', { method: 'POST', headers: { cookie: 'app_auth=anything', 'sec-fetch-site': '' } })
         expect(bare.status).toBe(403)
-        for (const headers of [{ 'sec-fetch-site': 'same-origin' }, { referer: `${APP_URL}/account` }, { referer: `${MOBILE}/x` }]) {
+        for (const headers of [{ 'sec-fetch-site': 'same-origin' }, { referer: `${APP_URL}/account` }, { referer: `${MOBILE}/x` }] as Array<Record<string, string>>) {
           expect((await write(headers)).status, JSON.stringify(headers)).not.toBe(403)
         }
         // a Bearer client (an app, a script) sends no Origin and proves nothing: it is no cross-site form

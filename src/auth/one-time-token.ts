@@ -4,7 +4,7 @@
 import { randomToken, sha256Hex } from '../core/crypto'
 import { rawSql, type Db } from '../core/db'
 import { HttpError } from '../core/errors'
-import type { MailMessage } from '../core/mail'
+import { mailHtml, mailQuote, type MailMessage } from '../core/mail'
 
 export type OneTimePurpose = 'verify_email' | 'reset_password'
 
@@ -42,18 +42,29 @@ const lifetimeText = (seconds: number) =>
 
 type Recipient = { email: string; name: string }
 
+/** "Hello Ann," with the name quoted on one line (src/core/mail.ts), or "Hello," when nothing of it is left. */
+const greeting = (name: string, quote: (text: string) => string) => {
+  const quoted = quote(name)
+  return quoted ? `Hello ${quoted},` : 'Hello,'
+}
+
+/** The text and HTML parts of a mail carrying one link: the user's name quoted, everything in the HTML part escaped. */
+function linkMail(user: Recipient, subject: string, lead: string, link: string, closing: string): MailMessage {
+  const href = Bun.escapeHTML(link)
+  return {
+    to: user.email,
+    subject,
+    text: `${greeting(user.name, mailQuote)}\n\n${lead}\n\n${link}\n\n${closing}\n`,
+    html: `<p>${greeting(user.name, mailHtml)}</p>\n<p>${Bun.escapeHTML(lead)}</p>\n<p><a href="${href}">${href}</a></p>\n<p>${Bun.escapeHTML(closing)}</p>\n`,
+  }
+}
+
 /** The mail carrying an email-verification link, the same for both services. */
-export const verificationMail = (user: Recipient, link: string, lifetimeS: number): MailMessage => ({
-  to: user.email,
-  subject: 'Confirm your email address',
-  text: `Hello ${user.name},\n\nConfirm your email address to finish signing up:\n\n${link}\n\n`
-    + `The link is valid for ${lifetimeText(lifetimeS)}. If you did not sign up, ignore this message.\n`,
-})
+export const verificationMail = (user: Recipient, link: string, lifetimeS: number): MailMessage =>
+  linkMail(user, 'Confirm your email address', 'Confirm your email address to finish signing up:', link,
+    `The link is valid for ${lifetimeText(lifetimeS)}. If you did not sign up, ignore this message.`)
 
 /** The mail carrying a password-reset link, the same for both services. */
-export const resetPasswordMail = (user: Recipient, link: string, lifetimeS: number): MailMessage => ({
-  to: user.email,
-  subject: 'Reset your password',
-  text: `Hello ${user.name},\n\nSomeone asked to reset the password of your account. To choose a new one, open:\n\n${link}\n\n`
-    + `The link is valid for ${lifetimeText(lifetimeS)} and works once. If it was not you, ignore this message: your password stays as it is.\n`,
-})
+export const resetPasswordMail = (user: Recipient, link: string, lifetimeS: number): MailMessage =>
+  linkMail(user, 'Reset your password', 'Someone asked to reset the password of your account. To choose a new one, open:', link,
+    `The link is valid for ${lifetimeText(lifetimeS)} and works once. If it was not you, ignore this message: your password stays as it is.`)

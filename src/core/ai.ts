@@ -83,6 +83,12 @@ export class AiSchemaMismatch extends Error {
   }
 }
 
+/**
+ * Gateway calls never follow a redirect: the address rules (src/core/outbound.ts) checked the gateway's own
+ * address, and a redirect could send the request, and what answers, to one they refuse.
+ */
+const noRedirects = ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, { ...init, redirect: 'error' })) as typeof fetch
+
 // The SDK prints its warnings (an unsupported setting for a model) to the console; ours go to the log.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false
 
@@ -98,7 +104,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     if (!target.model) throw aiNotConfigured()
     const { base, apiKey } = gateway(target.baseUrl, target.apiKey)
     // Chat completions, not the Responses API: that is what gateways such as LiteLLM speak.
-    const provider = createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none' })
+    const provider = createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none', fetch: noRedirects })
     return { base, apiKey, provider }
   }
 
@@ -127,7 +133,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   const gatewayFetch = async (url: string, apiKey: string | null, init: RequestInit, signal: AbortSignal): Promise<Response> => {
     const headers = new Headers(init.headers)
     if (apiKey) headers.set('authorization', `Bearer ${apiKey}`)
-    const res = await fetch(url, { ...init, headers, signal })
+    const res = await noRedirects(url, { ...init, headers, signal })
     if (!res.ok) {
       const body = await res.text().catch(() => '')
       throw new APICallError({

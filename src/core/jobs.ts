@@ -1,6 +1,10 @@
 // The job queue: a PostgreSQL table drained by in-process workers. Claims use FOR UPDATE SKIP LOCKED so two
-// workers (in one process or several) never run one job; a lease, renewed while the job runs, lets another
-// worker reclaim a job whose process died. WORKERS=0 runs each job inline, inside the request that enqueued it.
+// workers (in one process or several) never run one job. A started queue keeps a heartbeat row in
+// core.job_workers: a running job whose process stopped beating is reclaimed within a few heartbeats, and a live
+// process's job is never taken. A lease, renewed while the job runs, covers holders without a heartbeat row.
+// A reclaimed job sees what an earlier attempt committed (`ctx.recorded`) and resumes after it; a job that gives
+// up (abandoned or failed) lets its handler settle what it was working on (`onGiveUp`) in the same transaction.
+// WORKERS=0 runs each job inline, inside the request that enqueued it.
 import { hostname } from 'node:os'
 import { fragment, rawSql as raw, type Db, type Fragment } from './db'
 import type { Logger } from './log'
@@ -37,6 +41,15 @@ export interface JobContext<P = unknown> {
   readonly id: string
   readonly payload: P
   readonly ownerId: number | null
+  /** 1 on the first run; more when the job was reclaimed after the process running it stopped. */
+  readonly attempt: number
+  /** Attempts allowed before the job is abandoned (EnqueueOptions.maxAttempts). */
+  readonly maxAttempts: number
+  /**
+   * The result an earlier attempt recorded with recordResult (so its work is committed), or null. A handler that
+   * finds one skips to the steps after that commit, which must be safe to repeat (upsert by id, delete-then-insert).
+   */
+  readonly recorded: unknown
   /** Aborted when the job is cancelled or the process shuts down. */
   readonly signal: AbortSignal
   /** Appends a step, renews the lease, and throws JobCancelled when the job was cancelled meanwhile. */
@@ -51,7 +64,41 @@ export interface JobContext<P = unknown> {
   recordResult(tx: Db, result: unknown): Promise<void>
 }
 
-export type JobHandler<P = any> = (ctx: JobContext<P>) => Promise<unknown>
+/** Why a job stopped for good: its worker stopped on every attempt, or its handler threw. */
+export type GiveUpReason =
+  | { kind: 'abandoned'; attempts: number }
+  | { kind: 'failed'; error: string }
+
+export interface GiveUpContext<P = unknown> {
+  readonly id: string
+  readonly payload: P
+  readonly ownerId: number | null
+  /** What an attempt recorded with recordResult before the job gave up, or null. */
+  readonly recorded: unknown
+  readonly reason: GiveUpReason
+}
+
+/** A final step for the job; for an abandoned job its message also becomes the job's error. */
+export interface GiveUpOutcome {
+  message: string
+  name?: string
+  status?: string
+}
+
+/**
+ * Gives whatever the job was working on its final failed state. Runs in the transaction that marks the job failed
+ * (`tx`), only when this worker holds the job; throwing rolls the hook back and the job is failed without it.
+ */
+export type GiveUpHandler<P = any> = (tx: Db, job: GiveUpContext<P>) => Promise<GiveUpOutcome | void>
+
+export type JobHandler<P = any> = ((ctx: JobContext<P>) => Promise<unknown>) & {
+  /** Set with defineJob: what to do when the job gives up. */
+  readonly onGiveUp?: GiveUpHandler<P>
+}
+
+/** A handler with its give-up hook, so a plugin's `jobs` record carries both. */
+export const defineJob = <P>(run: (ctx: JobContext<P>) => Promise<unknown>, opts: { onGiveUp?: GiveUpHandler<P> }): JobHandler<P> =>
+  Object.assign((ctx: JobContext<P>) => run(ctx), { onGiveUp: opts.onGiveUp })
 
 /** Thrown inside a handler to stop a cancelled job; its transaction rolls back, nothing is half made. */
 export class JobCancelled extends Error {
@@ -70,7 +117,8 @@ export interface EnqueueOptions {
 }
 
 export interface Jobs {
-  register<P>(kind: string, handler: JobHandler<P>): void
+  /** `opts.onGiveUp` wins over one the handler carries (defineJob). */
+  register<P>(kind: string, handler: JobHandler<P>, opts?: { onGiveUp?: GiveUpHandler<P> }): void
   /**
    * Inserts the job. With WORKERS=0 it runs it before returning, and the record returned is final. On a
    * transaction-bound queue (`bind`, or a Core from `core.transaction`) the job is inserted in that transaction,
@@ -85,8 +133,12 @@ export interface Jobs {
   cancel(id: string): Promise<'cancelled' | 'not_running' | 'not_found'>
   /** Claims and runs one job; false when none was claimable. Workers loop on it; tests call it directly. */
   runOnce(workerId?: string): Promise<boolean>
+  /** Registers this process in core.job_workers (its heartbeat) and starts the worker loops. */
   start(): void
-  /** Stops claiming, waits up to graceMs for running jobs, then hands the rest back to the queue. */
+  /**
+   * Stops claiming, waits up to graceMs for running jobs, then hands the rest back to the queue and removes this
+   * process's heartbeat row.
+   */
   stop(graceMs?: number): Promise<void>
   readonly inline: boolean
   /**
@@ -100,22 +152,36 @@ export interface JobsOptions {
   workers: number
   leaseMs?: number
   pollMs?: number
+  /** How often a started queue writes its heartbeat row (JOB_HEARTBEAT_MS). */
+  heartbeatMs?: number
 }
 
 export const DEFAULT_LEASE_MS = 60_000
 export const DEFAULT_POLL_MS = 1_000
+export const DEFAULT_HEARTBEAT_MS = 5_000
+/** A process whose heartbeat is older than this many of its intervals is taken for dead; its running jobs are reclaimed. */
+export const STALE_HEARTBEATS = 3
+/** The longest error text kept on a job row. */
+export const JOB_ERROR_MAX = 2_000
 
 const COLUMNS = 'id, kind, service, owner_id, title, status, payload, steps, result, error, attempts, created_at, started_at, finished_at'
+
+type ClaimedJob = JobRecord & { max_attempts: number }
 
 export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS
   const pollMs = opts.pollMs ?? DEFAULT_POLL_MS
+  const heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS
   const handlers = new Map<string, JobHandler>()
+  const giveUpHooks = new Map<string, GiveUpHandler>()
   // `cancelled`: cancel() was called in this process; the handler's next step throws JobCancelled at once.
   const running = new Map<string, { controller: AbortController; worker: string; done: Promise<void>; cancelled: boolean }>()
-  const processId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
+  const processName = `${hostname()}:${process.pid}`
+  // Also this process's core.job_workers id: every job a worker of this queue claims names it (locked_process).
+  const processId = `${processName}:${crypto.randomUUID().slice(0, 8)}`
   let stopping = false
   let loops: Promise<void>[] = []
+  let heartbeat: { timer: ReturnType<typeof setInterval>; inFlight: Promise<void> } | null = null
   const waiting = new Set<() => void>()
   const wakeAll = () => {
     for (const resume of waiting) resume()
@@ -128,7 +194,42 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
     return row ?? null
   }
 
-  async function execute(job: JobRecord, worker: string): Promise<void> {
+  /**
+   * Marks a job this worker holds failed and, in the same transaction, lets its handler settle what it was working
+   * on. A hook that throws is logged and the job is failed without it, so a broken hook cannot keep a job alive.
+   */
+  async function giveUp(job: ClaimedJob, worker: string, reason: GiveUpReason): Promise<void> {
+    const error = reason.kind === 'failed' ? reason.error
+      : `abandoned after ${reason.attempts} attempts: the worker running it stopped`
+    const markFailed = (executor: Db) => executor.sql<{ id: string }>`
+      update core.jobs set status = 'failed', error = ${error.slice(0, JOB_ERROR_MAX)}, finished_at = now(), lease_until = null
+      where id = ${job.id} and status = 'running' and locked_by = ${worker}
+      returning id`
+    const hook = giveUpHooks.get(job.kind)
+    if (!hook) {
+      await markFailed(db)
+      return
+    }
+    try {
+      await db.transaction(async (tx) => {
+        const [own] = await markFailed(tx)
+        if (!own) return // cancelled or taken over meanwhile: not this worker's to settle
+        const outcome = await hook(tx, { id: job.id, payload: job.payload, ownerId: job.owner_id, recorded: job.result, reason })
+        if (!outcome) return
+        const step: JobStep = { message: outcome.message, name: outcome.name, status: outcome.status, at: new Date().toISOString() }
+        // An abandoned job has no error of its own: the hook's message says what happened in the job's words.
+        await tx.sql`
+          update core.jobs set steps = steps || jsonb_build_array(${step}::jsonb)
+            ${reason.kind === 'abandoned' ? fragment`, error = ${outcome.message.slice(0, JOB_ERROR_MAX)}` : raw('')}
+          where id = ${job.id}`
+      })
+    } catch (err) {
+      log.error({ err, job: job.id, kind: job.kind }, 'job give-up hook failed; the job is failed without it')
+      await markFailed(db)
+    }
+  }
+
+  async function execute(job: ClaimedJob, worker: string): Promise<void> {
     const handler = handlers.get(job.kind)
     const controller = new AbortController()
     let finish!: () => void
@@ -173,6 +274,9 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       id: job.id,
       payload: job.payload,
       ownerId: job.owner_id,
+      attempt: job.attempts,
+      maxAttempts: job.max_attempts,
+      recorded: job.result ?? null,
       signal: controller.signal,
       async step(message, extra) {
         const step: JobStep = { message, ...extra, at: new Date().toISOString() }
@@ -185,7 +289,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       recordResult: (tx, result) => updateOwn(tx, fragment`result = ${{ value: result ?? null }}::jsonb -> 'value'`),
     }
     // Renew the lease while the handler works between steps.
-    const heartbeat = setInterval(() => {
+    const renewal = setInterval(() => {
       db.sql<{ status: string }>`
         update core.jobs set lease_until = now() + ${leaseInterval}::interval
         where id = ${job.id} and locked_by = ${worker} and status = 'running' returning status`
@@ -209,31 +313,48 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       } else {
         const message = err instanceof Error ? err.message : String(err)
         log.warn({ err, job: job.id, kind: job.kind }, 'job failed')
-        await db.sql`
-          update core.jobs set status = 'failed', error = ${message.slice(0, 2000)}, finished_at = now(), lease_until = null
-          where id = ${job.id} and status = 'running' and locked_by = ${worker}`
+        // The result the handler recorded in this attempt (if any) is what the hook should see.
+        const [latest] = await db.sql<{ result: unknown }>`select result from core.jobs where id = ${job.id}`
+        await giveUp({ ...job, result: latest?.result ?? null }, worker, { kind: 'failed', error: message })
       }
     } finally {
-      clearInterval(heartbeat)
+      clearInterval(renewal)
       running.delete(job.id)
       finish()
     }
   }
 
+  // This process's heartbeat row: written on start and every heartbeatMs; stale rows of stopped processes are
+  // swept once they hold no running job (or once even their leases are over).
+  const sweep = () => db.sql`
+    delete from core.job_workers w
+    where w.heartbeat_at < now() - w.heartbeat_ms * ${STALE_HEARTBEATS} * interval '1 millisecond'
+      and (w.heartbeat_at < now() - ${leaseInterval}::interval
+        or not exists (select 1 from core.jobs j where j.locked_process = w.id and j.status = 'running'))`
+  const beat = async () => {
+    await db.sql`
+      insert into core.job_workers (id, process, workers, heartbeat_ms, started_at, heartbeat_at)
+      values (${processId}, ${processName}, ${opts.workers}, ${heartbeatMs}, now(), now())
+      on conflict (id) do update set heartbeat_at = now()`
+    await sweep()
+  }
+  const beatSafely = () => beat().catch((err) => log.warn({ err }, 'job worker heartbeat failed'))
+
   const inlineWorker = `${processId}:inline`
   const insert = async (executor: Db, kind: string, payload: unknown, o: EnqueueOptions) => {
     if (!handlers.has(kind)) throw new Error(`unknown job kind "${kind}"`)
     const inline = opts.workers === 0
-    const [row] = await executor.sql<JobRecord>`
-      insert into core.jobs (id, kind, service, owner_id, title, payload, max_attempts, status, locked_by, lease_until, attempts, started_at)
+    const [row] = await executor.sql<ClaimedJob>`
+      insert into core.jobs (id, kind, service, owner_id, title, payload, max_attempts, status, locked_by, locked_process, lease_until, attempts, started_at)
       values (${crypto.randomUUID()}, ${kind}, ${o.service}, ${o.ownerId ?? null}, ${o.title ?? ''}, ${{ value: payload ?? null }}::jsonb -> 'value',
         ${o.maxAttempts ?? 3},
-        ${inline ? 'running' : 'pending'}, ${inline ? inlineWorker : null},
+        ${inline ? 'running' : 'pending'}, ${inline ? inlineWorker : null}, ${inline ? processId : null},
         ${inline ? new Date(Date.now() + leaseMs).toISOString() : null}, ${inline ? 1 : 0},
         ${inline ? new Date().toISOString() : null})
-      returning ${raw(COLUMNS)}`
+      returning ${raw(COLUMNS)}, max_attempts`
     return row!
   }
+  const publicRecord = ({ max_attempts: _, ...row }: ClaimedJob): JobRecord => row
 
   // What reads and writes job rows on behalf of a caller, on the root handle or on the caller's transaction.
   const queue = (executor: Db, afterCommit: ((fn: () => Promise<void> | void) => void) | null) => ({
@@ -241,14 +362,14 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       const row = await insert(executor, kind, payload, o)
       if (afterCommit) {
         afterCommit(opts.workers === 0 ? () => execute(row, inlineWorker) : wakeAll)
-        return row
+        return publicRecord(row)
       }
       if (opts.workers === 0) {
         await execute(row, inlineWorker)
         return (await read(row.id))!
       }
       wakeAll()
-      return row
+      return publicRecord(row)
     },
     get: (id: string) => read(id, executor),
     async listForOwner(service: string, ownerId: number, limit = 20, kind?: string) {
@@ -282,39 +403,53 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
 
   const jobs: Jobs = {
     inline: opts.workers === 0,
-    register(kind, handler) {
+    register(kind, handler, o) {
       handlers.set(kind, handler as JobHandler)
+      const hook = o?.onGiveUp ?? handler.onGiveUp
+      if (hook) giveUpHooks.set(kind, hook as GiveUpHandler)
+      else giveUpHooks.delete(kind)
     },
     ...queue(db, null),
     bind: (tx, afterCommit) => ({ ...jobs, ...queue(tx, afterCommit) }),
     async runOnce(workerId = `${processId}:w0`) {
       const kinds = [...handlers.keys()]
       if (kinds.length === 0) return false
-      const [job] = await db.sql<JobRecord & { max_attempts: number }>`
-        update core.jobs set status = 'running', locked_by = ${workerId}, attempts = attempts + 1,
+      // Claimable: pending; or running and held by a process whose heartbeat went stale; or, for a holder with no
+      // heartbeat row (an inline run, a queue never started, a swept row), running past its lease. A holder with a
+      // fresh heartbeat keeps its job even when a lease renewal is late.
+      const [job] = await db.sql<ClaimedJob>`
+        update core.jobs set status = 'running', locked_by = ${workerId}, locked_process = ${processId}, attempts = attempts + 1,
           lease_until = now() + ${leaseInterval}::interval, started_at = coalesce(started_at, now())
         where id = (
-          select id from core.jobs
-          where (status = 'pending' or (status = 'running' and lease_until < now())) and kind = any(${kinds}::text[])
-          order by created_at limit 1
-          for update skip locked
+          select j.id from core.jobs j
+          left join core.job_workers w on w.id = j.locked_process
+          where j.kind = any(${kinds}::text[])
+            and (j.status = 'pending' or (j.status = 'running' and case
+              when w.id is null then j.lease_until < now()
+              else w.heartbeat_at < now() - w.heartbeat_ms * ${STALE_HEARTBEATS} * interval '1 millisecond'
+            end))
+          order by j.created_at limit 1
+          for update of j skip locked
         )
         returning ${raw(COLUMNS)}, max_attempts`
       if (!job) return false
       if (job.attempts > job.max_attempts) {
-        await db.sql`
-          update core.jobs set status = 'failed', finished_at = now(), lease_until = null,
-            error = ${`abandoned after ${job.max_attempts} attempts: the worker running it stopped`}
-          where id = ${job.id} and locked_by = ${workerId}`
+        await giveUp(job, workerId, { kind: 'abandoned', attempts: job.max_attempts })
         return true
       }
-      if (job.attempts > 1) log.warn({ job: job.id, kind: job.kind, attempt: job.attempts }, 'job reclaimed after an expired lease')
+      if (job.attempts > 1) log.warn({ job: job.id, kind: job.kind, attempt: job.attempts }, 'job reclaimed from a worker that stopped')
       await execute(job, workerId)
       return true
     },
     start() {
       stopping = false
+      if (heartbeat) clearInterval(heartbeat.timer) // started twice: one heartbeat is enough
+      // Registered before the loops claim, so a job they take is covered by the heartbeat from the start.
+      const registered = beatSafely()
+      const state = { timer: setInterval(() => (state.inFlight = beatSafely()), heartbeatMs), inFlight: registered }
+      heartbeat = state
       loops = Array.from({ length: opts.workers }, (_, n) => (async () => {
+        await registered
         const worker = `${processId}:w${n}`
         while (!stopping) {
           let claimed = false
@@ -349,11 +484,24 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       for (const [id, r] of running) {
         r.controller.abort()
         await db.sql`
-          update core.jobs set status = 'pending', locked_by = null, lease_until = null, attempts = greatest(attempts - 1, 0)
+          update core.jobs set status = 'pending', locked_by = null, locked_process = null, lease_until = null,
+            attempts = greatest(attempts - 1, 0)
           where id = ${id} and locked_by = ${r.worker} and status = 'running'`
       }
       await Promise.race([Promise.all(loops), Bun.sleep(1000)])
       loops = []
+      if (heartbeat) {
+        const { timer, inFlight: last } = heartbeat
+        heartbeat = null
+        clearInterval(timer)
+        await last
+        try {
+          await sweep() // a job reclaimed since the last beat frees its dead holder's row now
+          await db.sql`delete from core.job_workers where id = ${processId}`
+        } catch (err) {
+          log.warn({ err }, 'could not remove the job worker heartbeat row')
+        }
+      }
     },
   }
   return jobs

@@ -21,6 +21,26 @@ export interface Mailer {
 }
 
 export const MAIL_TIMEOUT_MS = 15_000
+/** The most characters of a user-supplied text (a name) a mail quotes. */
+export const MAIL_QUOTE_MAX = 80
+
+// Controls (line breaks included), line, paragraph and space separators, and the invisible characters that
+// reorder or hide text (bidi controls, zero-width space, BOM). Joiners stay: some scripts need them.
+const UNQUOTABLE = /[\p{Cc}\p{Zl}\p{Zp}\p{Zs}\u200B\u200E\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]+/gu
+
+/**
+ * User-supplied text as every mail quotes it, in the text and the HTML part alike: on one line (each run of the
+ * characters above becomes one space), trimmed, at most MAIL_QUOTE_MAX characters. A name cannot add lines or
+ * paragraphs of its own to a mail that carries a link.
+ */
+export function mailQuote(text: string, max = MAIL_QUOTE_MAX): string {
+  const line = text.replace(UNQUOTABLE, ' ').trim()
+  const chars = Array.from(line)
+  return chars.length <= max ? line : `${chars.slice(0, max - 1).join('').trimEnd()}…`
+}
+
+/** Text for an HTML part: quoted as above, then escaped. */
+export const mailHtml = (text: string, max = MAIL_QUOTE_MAX): string => Bun.escapeHTML(mailQuote(text, max))
 
 export function createMailer(config: MailConfig, log: Logger): Mailer {
   if (config.transport === 'smtp') {

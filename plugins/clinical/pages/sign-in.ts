@@ -1,5 +1,6 @@
 // The clinical service's signed-out pages under its base path: sign in (password, single sign-on, the two-factor
-// step), register, forgot and reset password, and sign out. Forms post here with or without JavaScript.
+// step), register, a new verification email, forgot and reset password, and sign out. Forms post here with or
+// without JavaScript.
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
 import { pageContext } from '../../../views/layout'
@@ -12,7 +13,9 @@ import { oidcSettings, registrationEnabled } from '../services/app-config'
 import type { Caller } from '../services/sessions'
 import type { ClinicalState } from '../state'
 import { MessagePage, type Errors, type Flash } from '../views/common'
-import { ForgotPasswordPage, RegisterPage, ResetPasswordPage, SignInPage, TwoFactorStepPage, type SignInOptions } from '../views/sign-in'
+import {
+  ForgotPasswordPage, RegisterPage, ResendVerificationPage, ResetPasswordPage, SignInPage, TwoFactorStepPage, type SignInOptions,
+} from '../views/sign-in'
 import { clinicalPageKit, CodeForm, pageSession, PASSWORDS_DIFFER } from './common'
 
 const LoginForm = t.Object({ email: LoginBody.properties.email, password: LoginBody.properties.password })
@@ -68,7 +71,7 @@ export const signInPages = (state: ClinicalState) => {
       registrationOpen: open && !oidc.disableLocalAuth,
     }
   }
-  const signInPage = async (p: { email?: string; errors?: Errors; flash?: Flash }, init: { status?: number; headers?: Record<string, string> } = {}) =>
+  const signInPage = async (p: { email?: string; errors?: Errors; flash?: Flash; unverified?: boolean }, init: { status?: number; headers?: Record<string, string> } = {}) =>
     html(SignInPage({ ctx, options: await signInOptions(), ...p }), init)
 
   return new Elysia()
@@ -95,7 +98,22 @@ export const signInPages = (state: ClinicalState) => {
         return signedIn(result.token)
       } catch (err) {
         const { flash, headers } = formFailure(err)
-        return signInPage({ email: f.email, flash }, { status: 422, headers })
+        const unverified = err instanceof HttpError && err.code === 'email_not_verified'
+        return signInPage({ email: f.email, flash, unverified }, { status: 422, headers })
+      }
+    }, { page: true, body: FormBody })
+
+    .get('/resend-verification', () => html(ResendVerificationPage({ ctx })), { page: true })
+    .post('/resend-verification', async ({ request, body }) => {
+      const f = formFields(body)
+      const email = f.email?.trim() ?? ''
+      if (!email) return html(ResendVerificationPage({ ctx, error: 'Enter the address you registered with' }), { status: 422 })
+      try {
+        const message = await accounts.resendVerification(core, email, core.clientAddress(request))
+        return html(MessagePage({ base, title: 'Check your email', kind: 'ok', text: message, link: { href: home, label: 'Back to sign in' } }))
+      } catch (err) {
+        const { flash, headers } = formFailure(err)
+        return html(ResendVerificationPage({ ctx, email, flash }), { status: 422, headers })
       }
     }, { page: true, body: FormBody })
 

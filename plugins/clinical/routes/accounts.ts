@@ -48,8 +48,8 @@ export const accountRoutes = ({ core, audit, auth: clinicalAuth }: ClinicalState
         if (!(err instanceof HttpError) || err.status >= 500) throw err
         return html(MessagePage({
           base, title: 'Link invalid or expired', kind: 'error',
-          text: 'This verification link is invalid, was already used, or has expired (links last 24 hours). Sign in to request a new one.',
-          link: { href: `${base}/`, label: 'Back to sign in' },
+          text: 'This verification link is invalid, was already used, or has expired (links last 24 hours). Ask for a new one below.',
+          resend: true, link: { href: `${base}/`, label: 'Back to sign in' },
         }), { status: 400 })
       }
     }, {

@@ -3,14 +3,13 @@
 // the browser by a short-lived cookie and spent once. Plain functions over the core services; the controller
 // (routes/oidc.ts) reads the binding cookie and turns their results into redirects, cookies and pages.
 import { randomBytes } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
-import ipaddr from 'ipaddr.js'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { constantTimeEqual, randomToken, sha256Hex } from '../../../src/core/crypto'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
+import { checkOutboundUrl, OUTBOUND_ADDRESS_RULE } from '../../../src/core/outbound'
 import { withTimeout } from '../../../src/core/timeout'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
@@ -27,7 +26,6 @@ export const OIDC_STATE_AUDIENCE = 'clinical-oidc-state'
 export const OIDC_SCOPES = ['openid', 'email', 'profile']
 /** Every call to the identity provider (discovery, token, keys, userinfo) gives up after this long. */
 export const OIDC_HTTP_TIMEOUT_MS = 10_000
-export const DNS_TIMEOUT_MS = 5_000
 /** Discovery documents are reused this long per issuer. */
 export const DISCOVERY_CACHE_MS = 5 * 60 * 1000
 export const DISCOVERY_MAX_BYTES = 512 * 1024
@@ -58,55 +56,19 @@ export const OIDC_MESSAGES = {
 // ---- address safety (spec 2, OIDC 2) --------------------------------------------------------------------
 
 /**
- * The IPv4 address an IPv6 address carries (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, which also covers :: and
- * ::1, NAT64 64:ff9b::/96, 6to4 2002::/16), or null.
- */
-function embeddedIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
-  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address()
-  const w = ip.parts
-  const fromWords = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff])
-  if (w.slice(0, 6).every((x) => x === 0)) return fromWords(w[6]!, w[7]!)
-  if (ip.range() === 'rfc6052') return fromWords(w[6]!, w[7]!)
-  if (w[0] === 0x2002) return fromWords(w[1]!, w[2]!)
-  return null
-}
-
-/**
- * True for a globally routable unicast address (ipaddr.js's `unicast` range). False for private, loopback,
- * link-local, unspecified, CGNAT, unique-local (fc00::/7), multicast, reserved and special-purpose ranges, for
- * IPv4 addresses inside IPv6 (mapped, NAT64, 6to4) by their IPv4 address, and for anything that is not an address.
- */
-export function isPublicAddress(address: string): boolean {
-  const text = address.replace(/^\[|\]$/g, '').split('%')[0]!
-  if (!ipaddr.isValid(text)) return false
-  const ip = ipaddr.parse(text)
-  const v4 = ip.kind() === 'ipv6' ? embeddedIpv4(ip as ipaddr.IPv6) : (ip as ipaddr.IPv4)
-  return (v4 ?? ip).range() === 'unicast'
-}
-
-/**
  * spec 2, OIDC 2: an address the server fetches from the identity provider must be https and resolve only to
- * public addresses (every address the name has). OIDC_ALLOW_INSECURE_ISSUER (tests, never production) lifts both.
+ * public addresses (every address the name has; the shared rule of src/core/outbound.ts).
+ * OIDC_ALLOW_INSECURE_ISSUER (tests, never production) lifts both.
  */
 export async function assertSafeProviderUrl(core: Core, url: string, what: string): Promise<void> {
   if (core.config.oidcAllowInsecureIssuer) return
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw HttpError.badRequest('invalid_issuer', `${what} is not a valid URL`)
-  }
-  if (parsed.protocol !== 'https:') throw HttpError.badRequest('issuer_not_https', `${what} must use https`)
-  const host = parsed.hostname.replace(/^\[|\]$/g, '')
-  let addresses: string[]
-  try {
-    addresses = (await withTimeout(lookup(host, { all: true, verbatim: true }), DNS_TIMEOUT_MS, 'DNS lookup')).map((a) => a.address)
-  } catch (err) {
-    throw HttpError.upstream('oidc_unreachable', err, OIDC_MESSAGES.unreachable)
-  }
-  if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
-    throw HttpError.badRequest('issuer_private_address',
-      `${what} must not resolve to a private, loopback, link-local, unspecified or shared (CGNAT) address`)
+  const verdict = await checkOutboundUrl(url, { httpsOnly: true })
+  if (verdict.ok) return
+  switch (verdict.reason) {
+    case 'invalid_url': throw HttpError.badRequest('invalid_issuer', `${what} is not a valid URL`)
+    case 'not_https': throw HttpError.badRequest('issuer_not_https', `${what} must use https`)
+    case 'unresolvable': throw HttpError.upstream('oidc_unreachable', new Error(verdict.detail), OIDC_MESSAGES.unreachable)
+    case 'private_address': throw HttpError.badRequest('issuer_private_address', `${what} ${OUTBOUND_ADDRESS_RULE}`)
   }
 }
 

@@ -47,6 +47,22 @@ export const ClinicalLayout = (p: PropsWithChildren<ClinicalLayoutProps>) => (
   </Layout>
 )
 
+/**
+ * Asks for a new verification email, where a person learns their address is not confirmed yet (a used or expired
+ * link, a sign-in refused with `Email not verified`).
+ */
+export const ResendVerificationForm = (p: { base: string; email?: string; error?: string }) => (
+  <section id="resend-verification">
+    <h2>Need a new verification email?</h2>
+    <form class="stack" action={`${p.base}/resend-verification`} method="post">
+      <Field label="Email" name="email" id="resend-email" type="email" value={p.email} error={p.error} autocomplete="email" required />
+      <div>
+        <button type="submit">Send a new link</button>
+      </div>
+    </form>
+  </section>
+)
+
 export interface MessagePageProps {
   base: string
   title: string
@@ -55,6 +71,8 @@ export interface MessagePageProps {
   link?: { href: string; label: string }
   /** A second, cautionary line (e.g. a weak new password). */
   warning?: string
+  /** Offers a new verification email under the message. */
+  resend?: boolean
   user?: NavUser | null
 }
 
@@ -63,6 +81,7 @@ export const MessagePage = (p: MessagePageProps) => (
     <h1 safe>{p.title}</h1>
     <p class={`flash ${p.kind}`} role="status" safe>{p.text}</p>
     {p.warning ? <p class="flash warning" safe>{p.warning}</p> : ''}
+    {p.resend ? <ResendVerificationForm base={p.base} /> : ''}
     {p.link ? <p><a href={p.link.href} safe>{p.link.label}</a></p> : ''}
   </ClinicalLayout>
 )

@@ -2,7 +2,7 @@
 // forgot and reset password. Every form has action + method and works without JavaScript; hx-boost upgrades it.
 import { PASSWORD_MIN, PASSWORD_MAX, CODE_MAX } from '../models/accounts'
 import { Field } from '../../../views/layout'
-import { Challenge, ClinicalLayout, NewPasswordFields, type Errors, type Flash, type PageContext } from './common'
+import { Challenge, ClinicalLayout, NewPasswordFields, ResendVerificationForm, type Errors, type Flash, type PageContext } from './common'
 
 export interface SignInOptions {
   /** Single sign-on is enabled: its link (a link, since the identity provider is another origin). */
@@ -22,7 +22,11 @@ const PasswordSignInForm = (p: { ctx: PageContext; email?: string; errors?: Erro
   </form>
 )
 
-export const SignInPage = (p: { ctx: PageContext; options: SignInOptions; email?: string; errors?: Errors; flash?: Flash }) => {
+export const SignInPage = (p: {
+  ctx: PageContext; options: SignInOptions; email?: string; errors?: Errors; flash?: Flash
+  /** The password matched an account whose address is not confirmed: offer a new verification email right here. */
+  unverified?: boolean
+}) => {
   const base = p.ctx.base
   const failed = Boolean(p.email || p.errors || p.flash?.kind === 'error')
   return (
@@ -49,9 +53,22 @@ export const SignInPage = (p: { ctx: PageContext; options: SignInOptions; email?
           </p>
         </>
       )}
+      {p.unverified ? <ResendVerificationForm base={base} email={p.email} /> : ''}
     </ClinicalLayout>
   )
 }
+
+/** The resend form on a page of its own (its address without JavaScript, and its re-render with a message). */
+export const ResendVerificationPage = (p: { ctx: PageContext; email?: string; error?: string; flash?: Flash }) => (
+  <ClinicalLayout title="Confirm your email address" base={p.ctx.base} flash={p.flash}>
+    <h1>Confirm your email address</h1>
+    <p>Enter the address you registered with and we will send you a new verification link.</p>
+    <ResendVerificationForm base={p.ctx.base} email={p.email} error={p.error} />
+    <p>
+      <a href={`${p.ctx.base}/`}>Back to sign in</a>
+    </p>
+  </ClinicalLayout>
+)
 
 /** The second step of a sign-in with two-factor authentication on: the password matched, a code is needed. */
 export const TwoFactorStepPage = (p: { ctx: PageContext; pendingToken: string; error?: string; flash?: Flash }) => (
@@ -116,7 +133,8 @@ export const ForgotPasswordPage = (p: { ctx: PageContext; email?: string; errors
 export const ResetPasswordPage = (p: { ctx: PageContext; token: string; errors?: Errors; flash?: Flash }) => (
   <ClinicalLayout title="Choose a new password" base={p.ctx.base} flash={p.flash}>
     <h1>Choose a new password</h1>
-    <form class="stack" action={`${p.ctx.base}/reset-password`} method="post">
+    {/* The token in the action too: a boosted post puts the action in the address bar, and a reload must keep it. */}
+    <form class="stack" action={`${p.ctx.base}/reset-password?token=${encodeURIComponent(p.token)}`} method="post">
       <input type="hidden" name="token" value={p.token} />
       <NewPasswordFields errors={p.errors} />
       <div>

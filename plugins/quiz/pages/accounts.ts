@@ -45,6 +45,8 @@ export const accountPages = ({ core, pages }: QuizState) => {
         return html(LoginPage({ ctx, email: f.email, errors, flash, unverified }), { status: 422 })
       }
     }, { page: true, body: FormBody })
+    // A boosted form post puts its action in the address bar: a reload (a GET) lands on a page, never a 404.
+    .get('/resend-verification', () => redirect(`${base}/login`), { page: true })
     .post('/resend-verification', async ({ body }) => {
       const f = formFields(body)
       const email = f.email?.trim() ?? ''
@@ -105,6 +107,7 @@ export const accountPages = ({ core, pages }: QuizState) => {
         return html(ResetPasswordPage({ ctx, token: f.token ?? '', errors, flash }), { status: 422 })
       }
     }, { page: true, body: FormBody })
+    .get('/account/*', () => redirect(`${base}/`), { page: true })
     .post('/account/profile', async ({ request, body, user }) => {
       const f = formFields(body)
       const errors = formErrors(UpdateMeBody, { name: f.name ?? '' })

@@ -9,6 +9,10 @@ import * as models from '../services/ai-models'
 import type { QuizState } from '../state'
 
 const MODELS = ['Admin: AI models']
+const API_BASE_DOC = 'api_base must not resolve to a loopback, private, link-local, unique-local, multicast, unspecified, shared (CGNAT) '
+  + 'or cloud metadata address unless its host is AI_BASE_URL\'s (host and port) or listed in AI_ALLOWED_HOSTS: 400 api_base_not_allowed.'
+const UNREACHABLE_DOC = 'a refused address, a closed port, a timeout and a filtered address all answer 502 `The AI service could not be '
+  + 'reached`, and a refused address is never sent the key.'
 const EMBEDDINGS = ['Admin: settings']
 
 export const aiModelRoutes = ({ core, auth }: QuizState) =>
@@ -32,7 +36,8 @@ export const aiModelRoutes = ({ core, auth }: QuizState) =>
       detail: {
         tags: MODELS, summary: 'Add an AI model configuration',
         description: 'The first model of a task becomes its default; is_default true makes it the default and unsets the previous one. '
-          + 'The API key is stored encrypted and answered masked. 409 when (model_id, task) is already configured.',
+          + 'The API key is stored encrypted and answered masked. 409 when (model_id, task) is already configured. '
+          + API_BASE_DOC,
       },
     })
     .put('/models/:model_id', ({ params, body }) => models.updateModel(core, params.model_id, body), {
@@ -42,7 +47,7 @@ export const aiModelRoutes = ({ core, auth }: QuizState) =>
         description: 'Fields, each optional: name, model_id, task, is_active, is_default, api_key, api_base. Only the fields present change; '
           + 'api_key null clears the stored key, absent keeps it. is_default true unsets the task\'s previous default; unsetting the default '
           + '(is_default false, or moving the model to another task) promotes the task\'s oldest other active model, if any. '
-          + '404 unknown id; 409 when (model_id, task) is already configured.',
+          + '404 unknown id; 409 when (model_id, task) is already configured. ' + API_BASE_DOC,
       },
     })
     .delete('/models/:model_id', async ({ params, set }) => {
@@ -60,7 +65,8 @@ export const aiModelRoutes = ({ core, auth }: QuizState) =>
       role: 'admin', params: ModelIdParams, response: MessageResponse,
       detail: {
         tags: MODELS, summary: 'Send one short chat request to the model',
-        description: '400 for speech (tts) models; 502 when the model is unreachable or fails; 503 when no gateway is configured.',
+        description: '400 for speech (tts) models; 502 when the model is unreachable or fails; 503 when no gateway is configured. '
+          + 'The api_base is checked again before the call: ' + UNREACHABLE_DOC,
       },
     })
     .post('/litellm/models', ({ body }) => models.listGatewayModels(core, body), {
@@ -68,7 +74,8 @@ export const aiModelRoutes = ({ core, auth }: QuizState) =>
       detail: {
         tags: MODELS, summary: 'List the models a gateway offers',
         description: 'GET {api_base}/models with the given key (source `openai-compatible`), or the server\'s gateway AI_BASE_URL when no '
-          + 'api_base is given (source `environment`). 502 unreachable; 503 when neither api_base nor AI_BASE_URL is set.',
+          + 'api_base is given (source `environment`). 502 unreachable; 503 when neither api_base nor AI_BASE_URL is set. '
+          + 'The api_base follows the address rule of POST /models: ' + UNREACHABLE_DOC,
       },
     })
     .post('/tts/voices', ({ body }) => models.listProviderVoices(body), {

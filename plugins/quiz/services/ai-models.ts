@@ -4,10 +4,11 @@
 // another task, the task's oldest other active model is promoted, or the task is left without a default (and
 // requests fall back to the server's environment default). Active and default are independent flags: an inactive
 // default is kept but not used (resolveModel falls back to the environment default).
-import { aiNotConfigured, type AiTarget } from '../../../src/core/ai'
+import { AI_LIST_MODELS_TIMEOUT_MS, aiNotConfigured, aiUnreachable, type AiTarget } from '../../../src/core/ai'
 import { isUniqueViolation, rawSql as raw, type Db } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
-import type { JobContext, JobHandler } from '../../../src/core/jobs'
+import { defineJob, type GiveUpContext, type GiveUpOutcome, type JobContext, type JobHandler } from '../../../src/core/jobs'
+import { allowedHostOf, checkOutboundUrl, OUTBOUND_ADDRESS_RULE, type AllowedHost } from '../../../src/core/outbound'
 import type { Core } from '../../../src/plugin'
 import type {
   AIModelConfigResponse, AiTask, AvailableModel, CreateModelBody, GatewayModelsBody, UpdateModelBody, Voice, VoiceProvider, VoicesBody,
@@ -16,7 +17,8 @@ import { indexQuestions, QUESTIONS_COLLECTION, quizEmbedder, type IndexableQuest
 
 export const REGENERATE_JOB_KIND = 'quiz.embedding.regenerate'
 export const REGENERATE_BATCH = 100
-export const MODEL_TEST_TIMEOUT_MS = 20_000
+/** How long the admin's gateway probes wait; settable so tests reach a timeout quickly (like VOICE_PROVIDER_URLS). */
+export const GATEWAY_PROBE_TIMEOUTS_MS = { modelTest: 20_000, listModels: AI_LIST_MODELS_TIMEOUT_MS }
 export const MODEL_TEST_MAX_TOKENS = 16
 /** The name shown for the environment default (AI_DEFAULT_MODEL, or TTS_MODEL for speech) in model lists. */
 export const SERVER_DEFAULT_NAME = 'Server default'
@@ -62,6 +64,42 @@ function toResponse(core: Core, row: ModelRow): AIModelConfigResponse {
   }
 }
 
+// ---- gateway addresses ----------------------------------------------------------------------------------
+// An api_base is an address the server sends an API key to and whose answer it reflects: it follows the shared
+// outbound rule (src/core/outbound.ts), with the operator's AI_ALLOWED_HOSTS and AI_BASE_URL's own host and port
+// allowed (a gateway on the same host or network is a normal setup).
+
+export const API_BASE_RULE = `api_base ${OUTBOUND_ADDRESS_RULE}, unless its host is AI_BASE_URL's or listed in AI_ALLOWED_HOSTS`
+export const API_BASE_UNRESOLVABLE = 'api_base\'s host name could not be resolved'
+
+function gatewayAllowList(core: Core): AllowedHost[] {
+  const own = core.config.ai.baseUrl ? allowedHostOf(core.config.ai.baseUrl) : null
+  return own ? [...core.config.aiAllowedHosts, own] : [...core.config.aiAllowedHosts]
+}
+
+/** Save time (create, update): 400 naming the rule. */
+async function assertApiBaseAllowed(core: Core, apiBase: string | null | undefined): Promise<void> {
+  if (!apiBase) return
+  const verdict = await checkOutboundUrl(apiBase, { allowedHosts: gatewayAllowList(core) })
+  if (verdict.ok) return
+  throw HttpError.badRequest('api_base_not_allowed', verdict.reason === 'unresolvable' ? `${API_BASE_UNRESOLVABLE}; ${API_BASE_RULE}` : API_BASE_RULE)
+}
+
+/**
+ * Call time: checked again, since DNS answers change after saving. A refused address answers exactly what an
+ * unreachable gateway does (no request made, no key sent), so the route cannot tell the two apart; the log can.
+ */
+async function assertGatewayReachable(core: Core, baseUrl: string | null | undefined): Promise<void> {
+  if (!baseUrl) return
+  const verdict = await checkOutboundUrl(baseUrl, { allowedHosts: gatewayAllowList(core) })
+  if (verdict.ok) return
+  core.log.warn({ reason: verdict.reason, detail: verdict.detail }, 'AI gateway address refused')
+  throw aiUnreachable(new Error(`address refused (${verdict.reason}): ${verdict.detail}`))
+}
+
+/** The admin's probes give one answer for a gateway they cannot reach, a timeout included: no port scanning by its text. */
+const asUnreachable = (err: unknown) => (err instanceof HttpError && err.code === 'ai_timeout' ? aiUnreachable(err.cause) : err)
+
 function toTarget(core: Core, row: ModelRow): ResolvedModel {
   return {
     id: row.id,
@@ -70,6 +108,12 @@ function toTarget(core: Core, row: ModelRow): ResolvedModel {
     baseUrl: row.api_base ?? core.config.ai.baseUrl,
     apiKey: row.api_key ? core.crypto.openText(row.api_key) : null,
   }
+}
+
+/** A stored configuration as a call target, after the call-time address check of its api_base. */
+async function checkedTarget(core: Core, row: ModelRow): Promise<ResolvedModel> {
+  await assertGatewayReachable(core, row.api_base)
+  return toTarget(core, row)
 }
 
 /** The server's own model for a task: TTS_MODEL for speech, AI_DEFAULT_MODEL otherwise; null without a gateway. */
@@ -93,11 +137,11 @@ export async function resolveModel(core: Core, task: AiTask, modelId?: number | 
     const row = await findModel(core.db, modelId)
     if (row.task !== task) throw HttpError.badRequest('model_wrong_task', `Model ${row.name} is configured for ${row.task}, not ${task}`)
     if (!row.is_active) throw HttpError.badRequest('model_inactive', `Model ${row.name} is not active`)
-    return toTarget(core, row)
+    return checkedTarget(core, row)
   }
   const [row] = await core.db.sql<ModelRow>`
     select ${COLUMNS} from quiz.ai_models where task = ${task} and is_default and is_active`
-  if (row) return toTarget(core, row)
+  if (row) return checkedTarget(core, row)
   const model = environmentModel(core, task)
   if (model) return { id: null, name: model, model, baseUrl: core.config.ai.baseUrl, apiKey: core.config.ai.apiKey }
   throw aiNotConfigured(`No ${task} model is configured`)
@@ -141,6 +185,7 @@ async function promoteDefault(tx: Db, task: AiTask, except: number | null): Prom
 const duplicate = () => HttpError.conflict('model_exists', 'A model with this model_id is already configured for this task')
 
 export async function createModel(core: Core, input: CreateModelBody): Promise<AIModelConfigResponse> {
+  await assertApiBaseAllowed(core, input.api_base)
   const apiKey = input.api_key ? core.crypto.sealText(input.api_key) : null
   try {
     const row = await core.db.transaction(async (tx) => {
@@ -167,6 +212,7 @@ export async function updateModel(core: Core, id: number, input: UpdateModelBody
   const keyChanged = input.api_key !== undefined
   const apiKey = input.api_key ? core.crypto.sealText(input.api_key) : null
   const baseChanged = input.api_base !== undefined
+  await assertApiBaseAllowed(core, input.api_base)
   try {
     const row = await core.db.transaction(async (tx) => {
       await lockModels(tx)
@@ -221,11 +267,16 @@ export async function testModel(core: Core, id: number): Promise<{ message: stri
   if (row.task === 'tts') {
     throw HttpError.badRequest('speech_model_not_testable', 'Speech models cannot be tested with a chat request')
   }
-  await core.ai.text(toTarget(core, row), {
-    messages: [{ role: 'user', content: 'Reply with the single word: OK' }],
-    maxTokens: MODEL_TEST_MAX_TOKENS,
-    timeoutMs: MODEL_TEST_TIMEOUT_MS,
-  })
+  const target = await checkedTarget(core, row)
+  try {
+    await core.ai.text(target, {
+      messages: [{ role: 'user', content: 'Reply with the single word: OK' }],
+      maxTokens: MODEL_TEST_MAX_TOKENS,
+      timeoutMs: GATEWAY_PROBE_TIMEOUTS_MS.modelTest,
+    })
+  } catch (err) {
+    throw asUnreachable(err)
+  }
   return { message: `Model ${row.name} answered` }
 }
 
@@ -233,7 +284,13 @@ export async function testModel(core: Core, id: number): Promise<{ message: stri
 export async function listGatewayModels(core: Core, input: GatewayModelsBody): Promise<{ models: string[]; source: 'openai-compatible' | 'environment' }> {
   const source = input.api_base ? 'openai-compatible' : 'environment'
   if (!input.api_base && !core.config.ai.baseUrl) throw aiNotConfigured('No api_base given and no AI gateway configured (AI_BASE_URL)')
-  const models = await core.ai.listModels({ baseUrl: input.api_base ?? null, apiKey: input.api_key ?? null })
+  await assertGatewayReachable(core, input.api_base)
+  let models: string[]
+  try {
+    models = await core.ai.listModels({ baseUrl: input.api_base ?? null, apiKey: input.api_key ?? null, timeoutMs: GATEWAY_PROBE_TIMEOUTS_MS.listModels })
+  } catch (err) {
+    throw asUnreachable(err)
+  }
   return { models: [...new Set(models)].sort(), source }
 }
 
@@ -332,13 +389,21 @@ export async function startEmbeddingRegeneration(core: Core, adminId: number): P
 }
 
 export const aiModelJobs = (core: Core): Record<string, JobHandler> => ({
-  [REGENERATE_JOB_KIND]: (ctx: JobContext) => regenerateEmbeddings(core, ctx),
+  [REGENERATE_JOB_KIND]: defineJob((ctx: JobContext) => regenerateEmbeddings(core, ctx), {
+    onGiveUp: async (_tx, job) => giveUpRegeneration(job),
+  }),
 })
 
 const formatCount = (n: number) => n.toLocaleString('en-US')
 
-/** Rebuilds the question bank's vector index from the database, in batches, reporting each one. */
+/**
+ * Rebuilds the question bank's vector index from the database, in batches, reporting each one. A run reclaimed
+ * after a crash starts over: the drop and the upserts by question id give the end state of one run.
+ */
 async function regenerateEmbeddings(core: Core, ctx: JobContext): Promise<{ embedded: number }> {
+  if (ctx.attempt > 1) {
+    await ctx.step(`Restarted from the beginning (attempt ${ctx.attempt} of ${ctx.maxAttempts}): the server running it stopped`)
+  }
   const embedder = await quizEmbedder(core)
   // Check the embedder answers before dropping the index: a dead gateway must not leave search with nothing.
   await embedder.embed(['embedding check'])
@@ -358,4 +423,13 @@ async function regenerateEmbeddings(core: Core, ctx: JobContext): Promise<{ embe
     await ctx.step(`Embedded ${formatCount(embedded)} of ${formatCount(Math.max(total, embedded))} questions`)
   }
   return { embedded }
+}
+
+/** The job gave up: the index may be partial (it was dropped first), which the admin should hear. */
+function giveUpRegeneration(job: GiveUpContext): GiveUpOutcome | void {
+  if (job.reason.kind !== 'abandoned') return // a handler that threw said why, before or after the drop
+  return {
+    message: `Regenerating embeddings stopped after ${job.reason.attempts} attempts: the server running it stopped each time. ` +
+      'Search may miss questions until a regeneration runs to the end: start it again',
+  }
 }

@@ -5,10 +5,10 @@
 // processing steps.
 import { fileTypeFromBuffer } from 'file-type'
 import { extractText, getDocumentProxy } from 'unpdf'
-import { rawSql as raw } from '../../../src/core/db'
+import { rawSql as raw, type Db } from '../../../src/core/db'
 import type { BodyLimit } from '../../../src/envelope'
 import { HttpError } from '../../../src/core/errors'
-import { JobCancelled, type JobContext, type JobHandler, type JobStep } from '../../../src/core/jobs'
+import { defineJob, JobCancelled, type GiveUpContext, type GiveUpOutcome, type JobContext, type JobHandler, type JobStep } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
 import {
   ORIGINAL_FILENAME_MAX, type DocumentResponse, type DocumentStatus, type ProcessingStep, type SectionBody, type SectionResponse,
@@ -40,6 +40,12 @@ export const MESSAGES = {
   cancelled: 'Processing was cancelled',
   indexFailed: 'The text could not be indexed: the embedding service failed',
   failed: 'Processing failed',
+  restarted: (attempt: number, max: number) =>
+    `Processing restarted from the beginning (attempt ${attempt} of ${max}): the server running it stopped`,
+  abandoned: (attempts: number) =>
+    `Processing stopped after ${attempts} attempts: the server running it stopped each time. Upload the file again; ` +
+    'if it keeps happening, the file may be too large for the server to process',
+  failedUnexpectedly: 'Processing failed unexpectedly: upload the file again',
   notReady: 'The document is not ready: sections can be added once processing has finished',
   startPage: 'start_page must be at least 1',
   endAfterStart: 'end_page must be greater than start_page',
@@ -269,9 +275,11 @@ async function readPdf(bytes: Uint8Array): Promise<{ totalPages: number; text: s
 async function processDocument(core: Core, ctx: JobContext<{ documentId: number }>): Promise<unknown> {
   const documentId = ctx.payload.documentId
   // The upload wrote this job's id on the row in the transaction that made the job: nothing to claim here.
-  const [doc] = await core.db.sql<{ storage_key: string; status: DocumentStatus }>`
-    select storage_key, status from quiz.documents where id = ${documentId}`
+  const [doc] = await core.db.sql<{ storage_key: string; status: DocumentStatus; error_message: string | null }>`
+    select storage_key, status, error_message from quiz.documents where id = ${documentId}`
   if (!doc) return { document_id: documentId, status: 'deleted' } // deleted before its turn came
+  // A run that stopped after settling the document (ready or failed) but before the job was marked: mirror it.
+  if (doc.status === 'failed') throw new Error(doc.error_message ?? MESSAGES.failed)
   if (doc.status !== 'processing') return { document_id: documentId, status: doc.status }
   const collection = documentCollection(documentId)
   const finish = async (status: DocumentStatus, error: string | null, totalPages?: number) => {
@@ -282,6 +290,9 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
   }
 
   try {
+    // A reclaimed run starts over: every stage below replaces what an earlier run stored (pages delete-then-insert,
+    // the collection drop-then-insert), so the end state is that of one run.
+    if (ctx.attempt > 1) await ctx.step(MESSAGES.restarted(ctx.attempt, ctx.maxAttempts), { name: 'start', status: 'running' })
     // Each step is recorded once a stage is done, so every step the list shows has its final status.
     await ctx.step('Processing started', { name: 'start', status: 'completed' })
     const blob = await core.storage.get(doc.storage_key)
@@ -348,6 +359,24 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
   }
 }
 
+/**
+ * The job gave up: a document still `processing` (its runs kept dying, or the handler could not record the failure)
+ * gets its final failed state with a message a person can act on, in the transaction that fails the job.
+ */
+async function giveUpDocument(core: Core, tx: Db, job: GiveUpContext<{ documentId: number }>): Promise<GiveUpOutcome | void> {
+  const message = job.reason.kind === 'abandoned' ? MESSAGES.abandoned(job.reason.attempts) : MESSAGES.failedUnexpectedly
+  const [doc] = await tx.sql<{ id: number }>`
+    update quiz.documents set status = 'failed', error_message = ${message}
+    where id = ${job.payload.documentId} and status = 'processing'
+    returning id`
+  if (!doc) return // already settled by the handler (its own failure message stays), or deleted
+  // A partial index of a failed document is never searched; the next upload builds its own.
+  await core.vectors.drop(documentCollection(doc.id)).catch(() => {})
+  return { message, name: 'done', status: 'failed' }
+}
+
 export const documentJobs = (core: Core): Record<string, JobHandler> => ({
-  [PROCESS_DOCUMENT_JOB]: (ctx: JobContext<{ documentId: number }>) => processDocument(core, ctx),
+  [PROCESS_DOCUMENT_JOB]: defineJob((ctx: JobContext<{ documentId: number }>) => processDocument(core, ctx), {
+    onGiveUp: (tx, job) => giveUpDocument(core, tx, job),
+  }),
 })

@@ -1,8 +1,12 @@
 // Spec 1, Quizzes: extraction jobs that turn a section's pages into a quiz. POST /api/quizzes/ checks its input
 // and enqueues a job; the job reads the pages, extracts questions (regex or an AI mode), then writes the quiz and
 // its questions in ONE transaction, so a cancelled or failed job leaves nothing behind, and indexes the questions.
+// The save records the job's result in that transaction: a run reclaimed after a crash finds it and only indexes
+// the saved quiz again (an upsert by question id), so a crash never makes a second quiz.
 import { HttpError } from '../../../src/core/errors'
-import { JobCancelled, type JobContext, type JobHandler, type JobRecord } from '../../../src/core/jobs'
+import {
+  defineJob, JobCancelled, type GiveUpContext, type GiveUpOutcome, type JobContext, type JobHandler, type JobRecord,
+} from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
 import type { DocumentStatus, SectionResponse } from '../models/documents'
 import {
@@ -10,7 +14,7 @@ import {
 } from '../models/extraction'
 import { checkQuestion, chunkPages, decideMode, questionsFromChunk, type AiRun, type SectionPage } from './ai-extract'
 import { resolveModel } from './ai-models'
-import { indexQuestions } from './question-index'
+import { indexQuestions, type IndexableQuestion } from './question-index'
 import { extractQuestionsByRegex, PAGE_BREAK } from './regex-extract'
 
 /** Jobs shown by GET /api/quizzes/jobs: the caller's most recent extraction jobs. */
@@ -139,8 +143,18 @@ async function extractWithAi(core: Core, ctx: JobContext<ExtractionPayload>, pag
   return questions
 }
 
-async function runExtraction(core: Core, ctx: JobContext<ExtractionPayload>): Promise<{ quiz_id: number }> {
+/** What the save records on the job: the quiz it made. */
+type ExtractionResult = { quiz_id: number }
+const savedQuizOf = (recorded: unknown): number | null => {
+  const id = (recorded as { quiz_id?: unknown } | null)?.quiz_id
+  return typeof id === 'number' ? id : null
+}
+
+async function runExtraction(core: Core, ctx: JobContext<ExtractionPayload>): Promise<ExtractionResult> {
   const p = ctx.payload
+  // An earlier run saved the quiz and stopped before the end: only what follows the save is done again.
+  const savedQuiz = savedQuizOf(ctx.recorded)
+  if (savedQuiz !== null) return resumeAfterSave(core, ctx, savedQuiz)
   const section = await findSection(core, p.section_id)
   if (!section) throw new Error('The section no longer exists')
   await ctx.step(`Reading ${pageRange(section.start_page, section.end_page)} of section "${section.name}"`)
@@ -191,28 +205,62 @@ async function runExtraction(core: Core, ctx: JobContext<ExtractionPayload>): Pr
       select ${quiz!.id}, id, row_number() over (order by id) from quiz.questions where source_quiz_id = ${quiz!.id}`
     return { quizId: quiz!.id, ids: rows.map((r) => r.id).sort((a, b) => a - b) }
   })
-  // The quiz exists now: a cancel arriving from here on cannot undo it, so finish the index either way.
-  const afterCommit = async (message: string) => {
-    try {
-      await ctx.step(message)
-    } catch (err) {
-      if (!(err instanceof JobCancelled)) throw err
-    }
-  }
-  await afterCommit(`Indexing ${plural(saved.ids.length, 'question')} for search`)
+  return indexSavedQuiz(core, ctx, saved.quizId,
+    saved.ids.map((id, i) => ({ id, question_text: questions[i]!.question_text, options: questions[i]!.options })))
+}
+
+/** A reclaimed run of a job whose quiz is saved: the quiz's questions as stored, indexed again. */
+async function resumeAfterSave(core: Core, ctx: JobContext<ExtractionPayload>, quizId: number): Promise<ExtractionResult> {
+  await afterSaveStep(ctx, `Resuming after a restart: quiz ${quizId} was already saved, so only its search index is rebuilt`)
+  const questions = await core.db.sql<IndexableQuestion>`
+    select q.id, q.question_text, q.options from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
+    where qq.quiz_id = ${quizId} order by qq.position`
+  return indexSavedQuiz(core, ctx, quizId, questions.map((q) => ({ ...q, options: Array.isArray(q.options) ? q.options.map(String) : [] })))
+}
+
+// The quiz exists once saved: a cancel arriving from then on cannot undo it, so the steps after the save go on.
+async function afterSaveStep(ctx: JobContext<ExtractionPayload>, message: string) {
   try {
-    await indexQuestions(core, saved.ids.map((id, i) => ({ id, question_text: questions[i]!.question_text, options: questions[i]!.options })))
+    await ctx.step(message)
+  } catch (err) {
+    if (!(err instanceof JobCancelled)) throw err
+  }
+}
+
+/** The steps after the save; safe to repeat (indexing upserts by question id), so a reclaimed run may redo them. */
+async function indexSavedQuiz(
+  core: Core, ctx: JobContext<ExtractionPayload>, quizId: number, questions: IndexableQuestion[],
+): Promise<ExtractionResult> {
+  await afterSaveStep(ctx, `Indexing ${plural(questions.length, 'question')} for search`)
+  try {
+    await indexQuestions(core, questions)
   } catch (err) {
     // The database is the source of truth; the admin's regenerate job rebuilds the index.
-    core.log.warn({ err, quiz: saved.quizId }, 'indexing extracted questions failed')
-    await afterCommit('Search index not updated (an admin can regenerate embeddings)')
+    core.log.warn({ err, quiz: quizId }, 'indexing extracted questions failed')
+    await afterSaveStep(ctx, 'Search index not updated (an admin can regenerate embeddings)')
   }
-  await afterCommit(`Quiz ${saved.quizId} created with ${plural(saved.ids.length, 'question')}`)
-  return { quiz_id: saved.quizId }
+  await afterSaveStep(ctx, `Quiz ${quizId} created with ${plural(questions.length, 'question')}`)
+  return { quiz_id: quizId }
+}
+
+/** The job gave up: say what became of the quiz, in words its owner can act on. */
+async function giveUpExtraction(job: GiveUpContext<ExtractionPayload>): Promise<GiveUpOutcome | void> {
+  // A handler that threw already said why (its error is the job's); nothing was saved unless it recorded a quiz.
+  if (job.reason.kind !== 'abandoned') return
+  const quizId = savedQuizOf(job.recorded)
+  return {
+    message: quizId !== null
+      ? `Quiz ${quizId} was saved, but indexing its questions for search stopped after ${job.reason.attempts} attempts: the server ` +
+        'running it stopped each time. The quiz can be used; an admin can regenerate embeddings to make its questions searchable'
+      : `Extraction stopped after ${job.reason.attempts} attempts: the server running it stopped each time, and no quiz was saved. ` +
+        'Start the extraction again; if it keeps happening, try a shorter section',
+  }
 }
 
 export const extractionJobs = (core: Core): Record<string, JobHandler> => ({
-  [EXTRACTION_JOB_KIND]: (ctx: JobContext<ExtractionPayload>) => runExtraction(core, ctx),
+  [EXTRACTION_JOB_KIND]: defineJob((ctx: JobContext<ExtractionPayload>) => runExtraction(core, ctx), {
+    onGiveUp: (_tx, job) => giveUpExtraction(job),
+  }),
 })
 
 const quizIdOf = (job: JobRecord): number | null => {

@@ -1,0 +1,91 @@
+// src/core/outbound.ts: the one address rule of outbound calls an admin or a configuration names (identity
+// provider, AI gateway), its operator allow-list and AI_ALLOWED_HOSTS in the config.
+import { describe, expect, it } from 'bun:test'
+import { ConfigError, loadConfig } from '../src/config'
+import { allowedHostOf, checkOutboundUrl, parseAllowedHost, type Resolver } from '../src/core/outbound'
+
+/** A resolver answering from a table (names it does not know fail like a lookup does). */
+const table = (entries: Record<string, string[]>): Resolver => async (host) => {
+  const found = entries[host]
+  if (!found) throw new Error(`getaddrinfo ENOTFOUND ${host}`)
+  return found
+}
+
+describe('outbound address rule', () => {
+  it.each([
+    'http://127.0.0.1:4000/v1', 'http://127.1:4000/v1', 'http://0x7f000001/v1', 'http://2130706433/v1', 'http://0177.0.0.1/v1',
+    'http://[::1]/v1', 'http://[::ffff:127.0.0.1]/v1', 'http://[0:0:0:0:0:ffff:7f00:1]/v1', 'http://localhost/v1', 'http://LOCALHOST./v1',
+    'http://10.0.0.1/v1', 'http://192.168.1.20/v1', 'http://172.16.0.1/v1', 'http://169.254.169.254/latest/meta-data/',
+    'http://[fe80::1]/v1', 'http://[fd00:ec2::254]/v1', 'http://[fc00::1]/v1', 'http://224.0.0.1/v1', 'http://[ff02::1]/v1',
+    'http://0.0.0.0/v1', 'http://[::]/v1', 'http://100.64.0.1/v1', 'http://168.63.129.16/v1', 'http://100.100.100.200/v1',
+  ])('refuses %s', async (url) => {
+    const verdict = await checkOutboundUrl(url, { resolve: table({ localhost: ['127.0.0.1', '::1'] }) })
+    expect(verdict).toMatchObject({ ok: false, reason: 'private_address' })
+  })
+
+  it('a name passes only when every address it resolves to is public', async () => {
+    const resolve = table({ 'api.example.org': ['8.8.8.8', '2001:4860:4860::8888'], 'mixed.example.org': ['8.8.8.8', '10.0.0.7'], 'empty.example.org': [] })
+    expect(await checkOutboundUrl('https://api.example.org/v1', { resolve })).toEqual({ ok: true })
+    expect(await checkOutboundUrl('https://mixed.example.org/v1', { resolve })).toMatchObject({ ok: false, reason: 'private_address' })
+    expect(await checkOutboundUrl('https://empty.example.org/v1', { resolve })).toMatchObject({ ok: false, reason: 'private_address' })
+    expect(await checkOutboundUrl('https://nowhere.example.org/v1', { resolve })).toMatchObject({ ok: false, reason: 'unresolvable' })
+    expect(await checkOutboundUrl('https://8.8.8.8/v1')).toEqual({ ok: true })
+  })
+
+  it('the allow-list lets a named host through whatever it resolves to: any port, or only the port named', async () => {
+    const resolve = table({ 'gateway.internal': ['10.0.0.5'] })
+    const allowedHosts = [parseAllowedHost('gateway.internal')!, parseAllowedHost('127.0.0.1:4000')!, parseAllowedHost('[::1]:8080')!]
+    expect(await checkOutboundUrl('http://gateway.internal:9999/v1', { allowedHosts, resolve })).toEqual({ ok: true })
+    expect(await checkOutboundUrl('http://GATEWAY.INTERNAL./v1', { allowedHosts, resolve })).toEqual({ ok: true })
+    expect(await checkOutboundUrl('http://127.0.0.1:4000/v1', { allowedHosts })).toEqual({ ok: true })
+    expect(await checkOutboundUrl('http://127.1:4000/v1', { allowedHosts })).toEqual({ ok: true })
+    expect(await checkOutboundUrl('http://127.0.0.1:4001/v1', { allowedHosts })).toMatchObject({ ok: false, reason: 'private_address' })
+    expect(await checkOutboundUrl('http://[::1]:8080/v1', { allowedHosts })).toEqual({ ok: true })
+    expect(await checkOutboundUrl('http://[::1]:8081/v1', { allowedHosts })).toMatchObject({ ok: false })
+    // an operator's own gateway URL allows exactly its host and port (default ports included)
+    expect(allowedHostOf('http://localhost:4000/v1')).toEqual({ host: 'localhost', port: 4000 })
+    expect(allowedHostOf('https://gateway.example.org/v1')).toEqual({ host: 'gateway.example.org', port: 443 })
+    expect(allowedHostOf('http://[::1]/v1')).toEqual({ host: '::1', port: 80 })
+  })
+
+  it('only http(s), and only https where asked', async () => {
+    expect(await checkOutboundUrl('ftp://8.8.8.8/')).toMatchObject({ ok: false, reason: 'invalid_url' })
+    expect(await checkOutboundUrl('file:///etc/passwd')).toMatchObject({ ok: false, reason: 'invalid_url' })
+    expect(await checkOutboundUrl('not a url')).toMatchObject({ ok: false, reason: 'invalid_url' })
+    expect(await checkOutboundUrl('http://8.8.8.8/', { httpsOnly: true })).toMatchObject({ ok: false, reason: 'not_https' })
+  })
+
+  it.each([
+    ['gateway.internal', { host: 'gateway.internal', port: null }],
+    ['Gateway.Internal:4000', { host: 'gateway.internal', port: 4000 }],
+    ['10.0.0.5:4000', { host: '10.0.0.5', port: 4000 }],
+    ['127.1', { host: '127.0.0.1', port: null }],
+    ['[fd00::5]:4000', { host: 'fd00::5', port: 4000 }],
+    ['::1', { host: '::1', port: null }],
+    ['http://gateway.internal', null], ['gateway.internal/v1', null], ['host:0', null], ['host:70000', null], ['user@host', null], ['', null],
+  ])('allow-list entry %p', (entry, expected) => {
+    expect(parseAllowedHost(entry)).toEqual(expected)
+  })
+})
+
+describe('AI_ALLOWED_HOSTS', () => {
+  const env = { DATA_DIR: '/tmp/unused', JWT_SECRET: 'x'.repeat(40), DATA_ENCRYPTION_KEY: 'ab'.repeat(32) }
+  it('is empty by default and reads comma-separated hosts and host:port pairs', () => {
+    expect(loadConfig(env).aiAllowedHosts).toEqual([])
+    expect(loadConfig({ ...env, AI_ALLOWED_HOSTS: 'gateway.internal, 10.0.0.5:4000,[fd00::5]:4000' }).aiAllowedHosts).toEqual([
+      { host: 'gateway.internal', port: null }, { host: '10.0.0.5', port: 4000 }, { host: 'fd00::5', port: 4000 },
+    ])
+  })
+  it('refuses an entry that is not a host, naming it', () => {
+    let problems: string[] = []
+    try {
+      loadConfig({ ...env, AI_ALLOWED_HOSTS: 'gateway.internal,http://evil.example/' })
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError)
+      problems = (err as ConfigError).problems
+    }
+    expect(problems).toHaveLength(1)
+    expect(problems[0]).toContain('AI_ALLOWED_HOSTS')
+    expect(problems[0]).toContain('http://evil.example/')
+  })
+})

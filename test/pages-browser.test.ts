@@ -1,0 +1,297 @@
+// The page rule, in headless Chromium: every page of both services, signed out and signed in as each service's
+// first (admin) user, plus the pages a failed form shows, loads without a console error or page error (a CSP
+// violation shows as a console error), has no serious or critical axe-core violation (WCAG 2 A/AA, in the light
+// and the dark colour scheme, since app.css follows the system's), and links only to same-origin URLs that answer
+// a GET with < 400 (links and form actions, but not the sign-out form). The real server runs as a process (as
+// `npm start` does), on a fresh data folder and an in-memory database. Debian's chromium is required: .ci/run
+// installs it; elsewhere, `apt-get install chromium` (or CHROMIUM=/path/to/chrome).
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { generate } from 'otplib'
+import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
+
+const ROOT = join(import.meta.dir, '..')
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium'
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']
+const BLOCKING_IMPACTS = new Set(['serious', 'critical'])
+const CLINICAL_ADMIN = { name: 'Browser <Admin>', email: 'browser-admin@example.test', password: 'Browser-check-password-5' }
+const QUIZ_ADMIN = { name: 'Quiz <Admin>', email: 'quiz-admin@example.test', password: 'Quiz-check-password-5' }
+
+let dataDir = ''
+let server: ReturnType<typeof Bun.spawn> | null = null
+let browser: Browser | null = null
+let base = ''
+let axeSource = ''
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+async function waitForHealth(url: string, timeoutMs: number) {
+  const until = Date.now() + timeoutMs
+  while (Date.now() < until) {
+    if (server?.exitCode !== null) throw new Error(`the server exited (code ${server?.exitCode}) before it was ready`)
+    if (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) return
+    await Bun.sleep(100)
+  }
+  throw new Error('the server did not answer /api/health in time')
+}
+
+/** What one browser tab logged: console errors and uncaught page errors, since the last check of its page. */
+const logs = new WeakMap<Page, string[]>()
+/** Links already checked, per browser context (a signed-in context sees other answers than a signed-out one). */
+const checkedLinks = new WeakMap<BrowserContext, Map<string, number>>()
+
+async function newContext(): Promise<BrowserContext> {
+  if (!browser) throw new Error('the browser did not start (see the error of beforeAll)')
+  const context = await browser.newContext({ baseURL: base })
+  context.setDefaultTimeout(10_000)
+  return context
+}
+
+async function newPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage()
+  const lines: string[] = []
+  logs.set(page, lines)
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') lines.push(`console error: ${msg.text()}`)
+  })
+  page.on('pageerror', (err) => lines.push(`page error: ${err.message}`))
+  return page
+}
+
+interface AxeViolation { id: string; impact: string | null; help: string; targets: string[] }
+
+async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  // The CSP admits scripts from 'self' only, so a <script> tag with axe's source would be refused; evaluating it
+  // through the DevTools protocol is not subject to the page's CSP.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  return page.evaluate(async (tags) => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: unknown): Promise<{ violations: Array<{ id: string; impact?: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] })
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }))
+  }, AXE_TAGS)
+}
+
+/**
+ * Checks the page a tab shows now; returns what is wrong with it. `status` is the HTTP status the page came with:
+ * Chromium logs a non-2xx answer as a console error ("Failed to load resource: ... status of 404"), which is the
+ * point of that page, not a fault, so exactly that line is let through.
+ */
+async function checkPage(page: Page, label: string, status: number): Promise<string[]> {
+  await page.waitForLoadState('load')
+  const problems: string[] = []
+  const where = `${label} (${new URL(page.url()).pathname})`
+
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    for (const v of await axeViolations(page)) {
+      if (!BLOCKING_IMPACTS.has(v.impact ?? '')) continue
+      problems.push(`${where} [${scheme}]: axe ${v.impact} ${v.id}: ${v.help} -> ${v.targets.join(', ')}`)
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' })
+
+  const targets = await page.evaluate(() => [
+    ...[...document.querySelectorAll('a[href]')].map((a) => ({ kind: 'link', href: (a as HTMLAnchorElement).href, signOut: false })),
+    ...[...document.querySelectorAll('form')].map((f) => ({
+      kind: 'form action',
+      href: f.action,
+      signOut: f.hasAttribute('data-app-logout') || /\/logout$/.test(new URL(f.action, location.href).pathname),
+    })),
+  ])
+  const origin = new URL(base).origin
+  const context = page.context()
+  const seen = checkedLinks.get(context) ?? new Map<string, number>()
+  checkedLinks.set(context, seen)
+  for (const target of targets) {
+    if (/^javascript:/i.test(target.href)) {
+      problems.push(`${where}: ${target.kind} uses javascript: (${target.href})`)
+      continue
+    }
+    const url = new URL(target.href)
+    if (url.origin !== origin || target.signOut) continue
+    url.hash = ''
+    let answer = seen.get(url.href)
+    if (answer === undefined) {
+      answer = (await context.request.get(url.href, { maxRedirects: 10, failOnStatusCode: false })).status()
+      seen.set(url.href, answer)
+    }
+    if (answer >= 400) problems.push(`${where}: ${target.kind} ${url.pathname}${url.search} answers ${answer} to a GET`)
+  }
+
+  const lines = logs.get(page) ?? []
+  const expected = new RegExp(`status of ${status}\\b`)
+  for (const line of lines) {
+    if (status >= 400 && /^console error: Failed to load resource: the server responded with a status of/.test(line) && expected.test(line)) continue
+    problems.push(`${where}: ${line}`)
+  }
+  lines.length = 0
+  return problems
+}
+
+/** Opens a URL in the tab, expects the status and checks the page. */
+async function visit(page: Page, path: string, status = 200): Promise<string[]> {
+  const res = await page.goto(path)
+  const problems = res?.status() === status ? [] : [`${path}: answered ${res?.status()}, expected ${status}`]
+  return [...problems, ...(await checkPage(page, path, status))]
+}
+
+/** Clicks a form's button and waits for the answer of its (boosted) request to be in the page. */
+async function submit(page: Page, button: string, answer: (res: PageResponse) => boolean): Promise<number> {
+  const response = page.waitForResponse((res) => res.request().method() === 'POST' && answer(res))
+  await page.getByRole('button', { name: button, exact: true }).click()
+  const res = await response
+  await page.waitForLoadState('load')
+  return res.status()
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is missing at ${CHROMIUM}: the page tests need Debian's chromium. Install it with `
+      + '`apt-get install -y chromium` (.ci/run does so), or point CHROMIUM at a Chromium or Chrome binary.')
+  }
+  axeSource = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8')
+  dataDir = mkdtempSync(join(tmpdir(), 'pages-browser-'))
+  const port = await freePort()
+  base = `http://127.0.0.1:${port}`
+  server = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT,
+    // Only what the process needs: no mail, bot challenge or APP_URL from the caller's environment.
+    env: {
+      ...Object.fromEntries(['PATH', 'HOME', 'TMPDIR'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!])),
+      NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: 'memory://', WORKERS: '0', PORT: String(port), HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+    },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
+  const [launched] = await Promise.all([
+    // launch() gives Chromium a fresh --user-data-dir of its own (a temporary profile, removed on close).
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: CHROMIUM_FLAGS,
+      timeout: 15_000,
+    }),
+    waitForHealth(base, 25_000),
+  ])
+  browser = launched
+}, 30_000)
+
+afterAll(async () => {
+  await browser?.close().catch(() => {})
+  if (server) {
+    server.kill('SIGTERM')
+    await Promise.race([server.exited, Bun.sleep(5_000).then(() => server?.kill('SIGKILL'))])
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+}, 10_000)
+
+describe('every page in headless Chromium: no console error, no serious axe violation, no broken link', () => {
+  it('clinical pages, signed out', async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems = [
+      ...(await visit(page, '/')),
+      ...(await visit(page, '/register')),
+      ...(await visit(page, '/forgot-password')),
+      ...(await visit(page, '/reset-password?token=x')),
+      ...(await visit(page, '/api/auth/verify-email?token=not-a-token', 400)),
+      ...(await visit(page, '/no-such-page', 404)),
+    ]
+    await context.close()
+    expect(problems).toEqual([])
+  }, 20_000)
+
+  it('quiz pages, signed out', async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems = [
+      ...(await visit(page, '/quiz/login')),
+      ...(await visit(page, '/quiz/register')),
+      ...(await visit(page, '/quiz/forgot-password')),
+      ...(await visit(page, '/quiz/reset-password?token=x')),
+      ...(await visit(page, '/quiz/verify-email?token=x', 400)),
+      ...(await visit(page, '/quiz/no-such-page', 404)),
+    ]
+    await context.close()
+    expect(problems).toEqual([])
+  }, 20_000)
+
+  it('clinical pages of the first user, registered through the form: account, two-factor setup, backup codes', async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems: string[] = []
+    await page.goto('/register')
+    await page.getByLabel('Name').fill(CLINICAL_ADMIN.name)
+    await page.getByLabel('Email').fill(CLINICAL_ADMIN.email)
+    await page.getByLabel(/^Password/).fill(CLINICAL_ADMIN.password)
+    await page.getByRole('button', { name: 'Create account' }).click()
+    await page.waitForURL('**/account')
+    await page.locator('dd', { hasText: CLINICAL_ADMIN.email }).waitFor()
+    problems.push(...(await checkPage(page, 'account (first user, admin)', 200)))
+
+    await submit(page, 'Set up two-factor authentication', (res) => res.url().endsWith('/account/2fa/setup'))
+    await page.locator('img.qr').waitFor()
+    problems.push(...(await checkPage(page, 'two-factor setup', 200)))
+    const secret = ((await page.locator('#totp-secret').textContent()) ?? '').replace(/\s/g, '')
+
+    await page.getByLabel('Code').fill('000000')
+    const wrong = await submit(page, 'Turn on', (res) => res.url().endsWith('/account/2fa/enable'))
+    await page.locator('.field-error').waitFor()
+    problems.push(...(await checkPage(page, 'two-factor setup, wrong code', wrong)))
+
+    await page.getByLabel('Code').fill(await generate({ secret }))
+    await submit(page, 'Turn on', (res) => res.url().endsWith('/account/2fa/enable'))
+    await page.locator('ol.backup-codes').waitFor()
+    problems.push(...(await checkPage(page, 'backup codes', 200)))
+
+    problems.push(...(await visit(page, '/account')))
+    await context.close()
+    expect(problems).toEqual([])
+  }, 20_000)
+
+  it('quiz pages of the first user, registered through the form: my account', async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    await page.goto('/quiz/register')
+    await page.getByLabel('Name').fill(QUIZ_ADMIN.name)
+    await page.getByLabel('Email').fill(QUIZ_ADMIN.email)
+    await page.getByLabel(/^Password/).fill(QUIZ_ADMIN.password)
+    await page.getByRole('button', { name: 'Create account' }).click()
+    await page.waitForURL(/\/quiz\/$/)
+    await page.locator('dd', { hasText: QUIZ_ADMIN.email }).waitFor()
+    const problems = [...(await checkPage(page, 'quiz account (first user, admin)', 200)), ...(await visit(page, '/quiz/'))]
+    await context.close()
+    expect(problems).toEqual([])
+  }, 20_000)
+
+  it('the sign-in forms of both services re-rendered after a wrong password', async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems: string[] = []
+    for (const [path, admin] of [['/', CLINICAL_ADMIN], ['/quiz/login', QUIZ_ADMIN]] as const) {
+      await page.goto(path)
+      await page.getByLabel('Email').fill(admin.email)
+      await page.getByLabel('Password').fill(`${admin.password}-wrong`)
+      const status = await submit(page, 'Sign in', (res) => res.url().endsWith('/login'))
+      await page.locator('.flash.error').waitFor()
+      if (status !== 422) problems.push(`${path}: a wrong password answered ${status}, expected 422`)
+      problems.push(...(await checkPage(page, `${path} after a wrong password`, status)))
+    }
+    await context.close()
+    expect(problems).toEqual([])
+  }, 20_000)
+})

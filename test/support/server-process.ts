@@ -1,0 +1,83 @@
+// The real server as a child process (`bun src/main.ts`), for tests that stop it from outside: kill -9 at a chosen
+// moment, SIGTERM for a clean stop. Its output is kept so a failing test can show what the server said.
+import type { Subprocess } from 'bun'
+import { join } from 'node:path'
+
+const ROOT_DIR = join(import.meta.dir, '..', '..')
+
+/** Start-up of a fresh process (migrations on a new database included) stays well under this. */
+export const SERVER_START_TIMEOUT_MS = 30_000
+
+export interface ServerProcess {
+  /** http://127.0.0.1:<port> */
+  readonly url: string
+  readonly pid: number
+  /** stdout and stderr so far. */
+  output(): string
+  /** SIGKILL: no shutdown code runs, as when the kernel (out of memory) or an operator kills the process. */
+  kill9(): Promise<void>
+  /** SIGTERM and wait for the exit; answers the exit code. */
+  stop(): Promise<number>
+}
+
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = s.port!
+  s.stop(true)
+  return port
+}
+
+/**
+ * Spawns the server with this environment (on top of the test's own, without DATABASE_URL unless given) and waits
+ * until /api/health answers.
+ */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort()
+  const { DATABASE_URL: _, ...inherited } = process.env
+  const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn([process.execPath, 'src/main.ts'], {
+    cwd: ROOT_DIR,
+    env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let output = ''
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder()
+    const reader = stream.getReader()
+    for (let r = await reader.read(); !r.done; r = await reader.read()) output += decoder.decode(r.value, { stream: true })
+  }
+  const drained = Promise.all([drain(proc.stdout), drain(proc.stderr)])
+  const url = `http://127.0.0.1:${port}`
+  const until = Date.now() + SERVER_START_TIMEOUT_MS
+  for (;;) {
+    if (proc.exitCode !== null) {
+      await drained
+      throw new Error(`the server exited with ${proc.exitCode} during start-up:\n${output}`)
+    }
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break
+    } catch {}
+    if (Date.now() > until) {
+      proc.kill('SIGKILL')
+      throw new Error(`the server did not become healthy within ${SERVER_START_TIMEOUT_MS} ms:\n${output}`)
+    }
+    await Bun.sleep(50)
+  }
+  return {
+    url,
+    pid: proc.pid,
+    output: () => output,
+    async kill9() {
+      proc.kill('SIGKILL')
+      await proc.exited
+      await drained
+    },
+    async stop() {
+      proc.kill('SIGTERM')
+      const code = await proc.exited
+      await drained
+      return code
+    },
+  }
+}
