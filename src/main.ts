@@ -1,7 +1,7 @@
 // Entry: config -> database -> migrations -> apps -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { boot } from './app'
 import { ConfigError, loadConfig } from './config'
-import { createLogger, flushLog } from './core/log'
+import { createLogger, drainLog, flushLog } from './core/log'
 import { MigrationError } from './core/migrate'
 import { startSchedules } from './core/schedule'
 import { plugins } from '../plugins'
@@ -77,7 +77,7 @@ async function main() {
     await booted.shutdown()
     clearTimeout(forced)
     log.info('stopped')
-    flushLog(log)
+    await drainLog(log)
     process.exit(0)
   }
   process.off('SIGTERM', early)

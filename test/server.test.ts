@@ -32,6 +32,8 @@ describe('server process', () => {
   let quizPort = 0
   let dataDir = ''
   let output = ''
+  /** Settles once the process's stdout has been read to its end: its last lines are in `output` then. */
+  let drained: Promise<void> = Promise.resolve()
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'server-test-'))
     port = await freePort()
@@ -42,7 +44,7 @@ describe('server process', () => {
       stdout: 'pipe',
       stderr: 'pipe',
     })
-    void (async () => {
+    drained = (async () => {
       const reader = proc.stdout.getReader()
       for (;;) {
         const { done, value } = await reader.read()
@@ -111,7 +113,11 @@ describe('server process', () => {
     const res = await pending
     expect(res.status).toBe(200)
     expect(await proc.exited).toBe(0)
-    expect(output).toContain('"msg":"stopped"')
+    await drained
+    // every line up to the last reaches the log: the finished request's, then the stop
+    const resendLine = output.indexOf('"path":"/quiz/api/auth/resend-verification"')
+    expect(resendLine).toBeGreaterThan(-1)
+    expect(output.indexOf('"msg":"stopped"')).toBeGreaterThan(resendLine)
   })
 })
 

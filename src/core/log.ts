@@ -7,7 +7,9 @@ export type Logger = pino.Logger
  * Lines are buffered and written asynchronously (the request log line written synchronously cost about a third
  * of the throughput of a cheap request, scripts/bench/http.ts); call `flushLog` before the process exits.
  */
-const destinations = new WeakMap<Logger, { flushSync(): void }>()
+/** SonicBoom, pino's destination: `_writing` is true while an asynchronous write is in flight. */
+type Destination = { flushSync(): void; _writing?: boolean }
+const destinations = new WeakMap<Logger, Destination>()
 
 export function createLogger(level: string = 'info'): Logger {
   const destination = pino.destination({ dest: 1, sync: false })
@@ -32,4 +34,16 @@ export function flushLog(log: Logger): void {
   } catch {
     // nothing buffered, or stdout already closed
   }
+}
+
+/**
+ * Writes every buffered line, after waiting for an asynchronous write in flight: flushSync leaves that one to
+ * finish on its own, and a process.exit right after it would cut it off (the last lines of a shutdown were lost
+ * that way). For a clean shutdown; gives up waiting after `timeoutMs`.
+ */
+export async function drainLog(log: Logger, timeoutMs = 2_000): Promise<void> {
+  const destination = destinations.get(log)
+  const until = Date.now() + timeoutMs
+  while (destination?._writing && Date.now() < until) await Bun.sleep(5)
+  flushLog(log)
 }
