@@ -74,6 +74,9 @@ async function main() {
       Promise.race([Promise.all([server.stop(false), quizServer?.stop(false)]), Bun.sleep(SHUTDOWN_GRACE_MS)]),
       booted.core.jobs.stop(SHUTDOWN_GRACE_MS),
     ])
+    // A finished request is logged and measured in the immediate after its response (Elysia's after-response
+    // hook): let those run before the database closes and the last line is written.
+    await new Promise((resolve) => setImmediate(resolve))
     await booted.shutdown()
     clearTimeout(forced)
     log.info('stopped')
