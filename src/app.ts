@@ -75,7 +75,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     workers: config.workers, leaseMs: config.jobLeaseMs, heartbeatMs: config.jobHeartbeatMs, ...opts.jobs,
   })
   const now = opts.now ?? Date.now
-  const root: Core = {
+  const core: Core = {
     id: nextCoreId++,
     config,
     db,
@@ -91,12 +91,11 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     storage: createLocalStorage(join(config.dataDir, 'files')),
     now,
     inTransaction: false,
-    transaction: (fn) => runInTransaction(root, fn),
+    transaction: (fn) => runInTransaction(core, fn),
     afterCommit: async (fn) => void (await fn()),
     clientAddress: (request) => clientAddress(request, config.trustProxy),
     onShutdown: (fn) => void shutdownTasks.push(fn),
   }
-  const core = root
 
   // Each plugin's state, set up in list order so a plugin can build on one before it (UsePlugin).
   const states = new Map<PluginDefinition<any>, unknown>()

@@ -3,7 +3,9 @@
 // - hardening: the CSP and hardening headers on every response (src/security.ts decides them);
 // - cors and apiRateRule: building blocks a service configures with its own rules (the clinical service's
 //   envelope in plugins/clinical/envelope.ts);
-// - bodyLimits: the `bodyLimit` macro a route (or a controller's guard) declares its limit with.
+// - apiDocs: the OpenAPI document and its Swagger UI page;
+// - bodyLimits and bodyLimitGate: the `bodyLimit` macro a route (or a controller's guard) declares its limit with,
+//   and the gate that refuses an oversized body before it is parsed.
 // A refusal is thrown as an HttpError, so the service's one error mapper (src/core/errors.ts) writes its body.
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
