@@ -11,6 +11,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generate } from 'otplib'
+import { makePdf } from './support/pdf'
 import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
 
 const ROOT = join(import.meta.dir, '..')
@@ -277,6 +278,56 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     await context.close()
     expect(problems).toEqual([])
   }, 20_000)
+
+  it('quiz staff pages of the first user (admin): quizzes, trash, a quiz and its question editor', async () => {
+    // A quiz through the API: a two-page PDF with one numbered question, a section, and a regex extraction (no AI).
+    const api = async (path: string, init: RequestInit & { token?: string } = {}) => {
+      const headers = new Headers(init.headers)
+      if (init.token) headers.set('authorization', `Bearer ${init.token}`)
+      if (typeof init.body === 'string') headers.set('content-type', 'application/json')
+      const res = await fetch(`${base}/quiz/api${path}`, { ...init, headers })
+      expect(res.status).toBeLessThan(300)
+      return res.json() as Promise<Record<string, unknown>>
+    }
+    const { access_token: token } = await api('/auth/login', { method: 'POST', body: JSON.stringify({ email: QUIZ_ADMIN.email, password: QUIZ_ADMIN.password }) }) as { access_token: string }
+    const form = new FormData()
+    const pdf = await makePdf([['1. Which valve separates the left atrium from the left ventricle?', 'A) Tricuspid', 'B) Mitral', 'Answer: B'], ['The end.']])
+    form.append('file', new File([pdf], 'valves.pdf', { type: 'application/pdf' }))
+    const doc = await api('/documents/upload', { method: 'POST', body: form, token }) as { id: number }
+    const section = await api(`/documents/${doc.id}/sections`, { method: 'POST', body: JSON.stringify({ name: 'All', start_page: 1, end_page: 2 }), token }) as { id: number }
+    const started = await api('/quizzes/', {
+      method: 'POST', token, body: JSON.stringify({ section_id: section.id, title: 'Valves <quiz>', mode: 'learning', extraction_mode: 'regex' }),
+    }) as { job_id: string }
+    const job = await api(`/quizzes/job/${started.job_id}`, { token }) as { quiz_id: number }
+    const [question] = await api(`/quizzes/${job.quiz_id}/questions`, { token }) as unknown as Array<{ id: number }>
+    await api(`/quizzes/${job.quiz_id}/publish`, { method: 'PATCH', token })
+    const trashed = await api('/quizzes/', {
+      method: 'POST', token, body: JSON.stringify({ section_id: section.id, title: 'In the trash', mode: 'timed', extraction_mode: 'regex' }),
+    }) as { job_id: string }
+    const trashedQuiz = await api(`/quizzes/job/${trashed.job_id}`, { token }) as { quiz_id: number }
+    await fetch(`${base}/quiz/api/quizzes/${trashedQuiz.quiz_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })
+
+    const context = await newContext()
+    const page = await newPage(context)
+    await page.goto('/quiz/login')
+    await page.getByLabel('Email').fill(QUIZ_ADMIN.email)
+    await page.getByLabel('Password').fill(QUIZ_ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(/\/quiz\/$/)
+    const quizUrl = `/quiz/quizzes/${job.quiz_id}`
+    const problems = [
+      ...(await visit(page, '/quiz/quizzes')),
+      ...(await visit(page, '/quiz/quizzes/trash')),
+      ...(await visit(page, `${quizUrl}/questions/${question!.id}/edit`)),
+      ...(await visit(page, quizUrl)),
+    ]
+    // click-to-edit with htmx: the row becomes the form in place
+    await page.getByRole('link', { name: 'Edit question' }).click()
+    await page.getByText('applies to every quiz that uses it').waitFor()
+    problems.push(...(await checkPage(page, 'quiz page with a question in edit', 200)))
+    await context.close()
+    expect(problems).toEqual([])
+  }, 30_000)
 
   it('the sign-in forms of both services re-rendered after a wrong password', async () => {
     const context = await newContext()

@@ -3,7 +3,7 @@
 import { Challenge, Field, Layout, type Errors, type Flash, type PageContext } from '../../../views/layout'
 import { PASSWORD_MIN, type UserResponse } from '../models/accounts'
 
-const BRAND = 'Quiz'
+export const BRAND = 'Quiz'
 
 const SignedOutNav = ({ base }: { base: string }) => (
   <>
@@ -12,9 +12,10 @@ const SignedOutNav = ({ base }: { base: string }) => (
   </>
 )
 
-const SignedInNav = ({ base, user }: { base: string; user: UserResponse }) => (
+export const SignedInNav = ({ base, user }: { base: string; user: UserResponse }) => (
   <>
     <span class="muted" id="nav-name" safe>{user.name}</span>
+    {user.role === 'moderator' || user.role === 'admin' ? <a href={`${base}/quizzes`}>Quizzes</a> : ''}
     <a href={`${base}/docs`}>API</a>
     <form action={`${base}/logout`} method="post">
       <button class="link" type="submit">Sign out</button>

@@ -1,0 +1,169 @@
+// The quiz service's staff pages for quizzes: moderators list, rename, publish, trash, restore and delete quizzes
+// and edit or remove their questions; regular users get the published list, read only. One URL serves a page and
+// its htmx fragment; every form also works without JavaScript (Post/Redirect/Get), and the rules stay in
+// services/quizzes.ts.
+import { Elysia, t } from 'elysia'
+import { HttpError } from '../../../src/core/errors'
+import { RowId } from '../../../src/core/schema'
+import { isFragment, pageContext } from '../../../views/layout'
+import { FormBody, formErrors, formFailure, formFields, hasErrors, html, redirect } from '../../../views/page'
+import { QuestionPatch, RenameBody } from '../models/quizzes'
+import { hasRole, type QuizUser } from '../services/accounts'
+import * as quizzes from '../services/quizzes'
+import type { QuizState } from '../state'
+import {
+  PublishedList, QuestionEditForm, QuestionList, QuestionRow, questionValues, QuizPage, QuizTable, QuizzesPage, RenameForm,
+  TrashPage, TrashTable, type Back, type QuestionValues,
+} from '../views/quizzes'
+
+const QuizParams = t.Object({ id: RowId() })
+const QuestionParams = t.Object({ id: RowId(), question_id: RowId() })
+
+const requireModerator = (user: QuizUser) => {
+  if (!hasRole(user, 'moderator')) throw HttpError.forbidden('insufficient_role', 'Only moderators manage quizzes')
+}
+
+/** A question form's fields as the API's patch: options one per line, blank lines dropped; absent fields unchanged. */
+function questionPatch(f: Record<string, string>): QuestionPatch {
+  const patch: QuestionPatch = {}
+  if (f.question_text !== undefined) patch.question_text = f.question_text
+  if (f.options !== undefined) patch.options = f.options.split(/\r?\n/).map((o) => o.trim()).filter(Boolean)
+  if (f.correct_answer !== undefined) patch.correct_answer = f.correct_answer
+  if (f.explanation !== undefined) patch.explanation = f.explanation
+  if (f.question_type !== undefined) patch.question_type = f.question_type
+  return patch
+}
+
+export const quizzesPages = ({ core, pages }: QuizState) => {
+  const base = core.config.quizBasePath
+  const ctx = pageContext(base, core.config.challenge)
+  const backTo = (back: string | undefined, quizId: number): string => {
+    const b = (back ?? 'list') as Back
+    if (b === 'trash') return `${base}/quizzes/trash`
+    if (b === 'quiz') return `${base}/quizzes/${quizId}`
+    return `${base}/quizzes`
+  }
+  /** After a list action: the table htmx targets (by its id), or Post/Redirect/Get. */
+  const afterAction = async (request: Request, user: QuizUser, back: string | undefined, quizId: number) => {
+    const target = request.headers.get('hx-target')
+    if (isFragment(request) && target === 'quizzes') return html(QuizTable({ base, quizzes: await quizzes.listQuizzes(core, user) }))
+    if (isFragment(request) && target === 'trash') return html(TrashTable({ base, quizzes: await quizzes.listTrash(core) }))
+    return redirect(backTo(back, quizId))
+  }
+  const quizPage = async (user: QuizUser, quizId: number, extra: Partial<Parameters<typeof QuizPage>[0]> = {}, status = 200) => {
+    const { quiz, questions } = await quizzes.quizWithQuestions(core, quizId)
+    return html(QuizPage({ ctx, user, quiz, questions, ...extra }), { status })
+  }
+
+  return new Elysia({ prefix: '/quizzes' })
+    .use(pages)
+    .get('', async ({ request, user }) => {
+      const moderator = hasRole(user, 'moderator')
+      const list = await quizzes.listQuizzes(core, user)
+      if (isFragment(request)) return html(moderator ? QuizTable({ base, quizzes: list }) : PublishedList({ quizzes: list }))
+      return html(QuizzesPage({ ctx, user, quizzes: list, moderator }))
+    }, { signedIn: true })
+    .get('/trash', async ({ request, user }) => {
+      requireModerator(user)
+      const list = await quizzes.listTrash(core)
+      return html(isFragment(request) ? TrashTable({ base, quizzes: list }) : TrashPage({ ctx, user, quizzes: list }))
+    }, { signedIn: true })
+    .get('/:id', async ({ request, user, params }) => {
+      requireModerator(user)
+      if (!isFragment(request)) return quizPage(user, params.id)
+      const { questions } = await quizzes.quizWithQuestions(core, params.id)
+      return html(QuestionList({ base, quizId: params.id, questions }))
+    }, { signedIn: true, params: QuizParams })
+    .post('/:id/rename', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      const f = formFields(body)
+      try {
+        const errors = formErrors(RenameBody, { title: f.title ?? '' })
+        if (hasErrors(errors)) throw HttpError.unprocessable('invalid_input', 'Check the title', errors)
+        const quiz = await quizzes.renameQuiz(core, params.id, f.title!)
+        if (!isFragment(request)) return redirect(`${base}/quizzes/${params.id}`)
+        return html(RenameForm({ base, quiz, saved: true }))
+      } catch (err) {
+        if (err instanceof HttpError && (err.status === 404 || err.status === 403)) throw err
+        const { errors, flash } = formFailure(err)
+        const error = errors?.title ?? flash.text
+        if (!isFragment(request)) return quizPage(user, params.id, { flash, renameValue: f.title ?? '', renameError: error }, 422)
+        const { quiz } = await quizzes.quizWithQuestions(core, params.id)
+        return html(RenameForm({ base, quiz, value: f.title ?? '', error }), { status: 422 })
+      }
+    }, { signedIn: true, params: QuizParams, body: FormBody })
+    .post('/:id/publish', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      const f = formFields(body)
+      await quizzes.publishQuiz(core, params.id, f.published !== '0')
+      return afterAction(request, user, f.back, params.id)
+    }, { signedIn: true, params: QuizParams, body: FormBody })
+    .post('/:id/trash', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      const f = formFields(body)
+      await quizzes.trashQuiz(core, params.id)
+      return afterAction(request, user, f.back === 'quiz' ? 'list' : f.back, params.id)
+    }, { signedIn: true, params: QuizParams, body: FormBody })
+    .post('/:id/restore', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      const f = formFields(body)
+      await quizzes.restoreQuiz(core, params.id)
+      return afterAction(request, user, f.back ?? 'trash', params.id)
+    }, { signedIn: true, params: QuizParams, body: FormBody })
+    .post('/:id/delete-permanently', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      await quizzes.deleteQuizPermanently(core, params.id)
+      return afterAction(request, user, 'trash', params.id)
+    }, { signedIn: true, params: QuizParams, body: FormBody })
+    // A boosted form post puts its action in the address bar: a reload (a GET) lands on a page, never a 404.
+    .get('/:id/:action', ({ params }) =>
+      redirect(params.action === 'restore' || params.action === 'delete-permanently' ? `${base}/quizzes/trash` : `${base}/quizzes/${params.id}`), {
+      signedIn: true, params: t.Object({ id: RowId(), action: t.Union([t.Literal('rename'), t.Literal('publish'), t.Literal('trash'), t.Literal('restore'), t.Literal('delete-permanently')]) }),
+    })
+    .get('/:id/questions/:question_id/remove', ({ params }) => redirect(`${base}/quizzes/${params.id}`), { signedIn: true, params: QuestionParams })
+    .get('/:id/questions/:question_id', async ({ request, user, params }) => {
+      requireModerator(user)
+      if (!isFragment(request)) return redirect(`${base}/quizzes/${params.id}#question-${params.question_id}`)
+      const q = await quizzes.quizQuestion(core, params.id, params.question_id)
+      return html(QuestionRow({ base, quizId: params.id, q }))
+    }, { signedIn: true, params: QuestionParams })
+    .get('/:id/questions/:question_id/edit', async ({ request, user, params }) => {
+      requireModerator(user)
+      const q = await quizzes.quizQuestion(core, params.id, params.question_id)
+      const values = questionValues(q)
+      if (isFragment(request)) return html(QuestionEditForm({ base, quizId: params.id, questionId: q.id, values }))
+      return quizPage(user, params.id, { editing: { questionId: q.id, values } })
+    }, { signedIn: true, params: QuestionParams })
+    .post('/:id/questions/:question_id', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      const f = formFields(body)
+      const values: QuestionValues = {
+        question_text: f.question_text ?? '', options: f.options ?? '', correct_answer: f.correct_answer ?? '',
+        explanation: f.explanation ?? '', question_type: f.question_type ?? '',
+      }
+      try {
+        const patch = questionPatch(f)
+        const errors = formErrors(QuestionPatch, patch)
+        if (hasErrors(errors)) throw HttpError.unprocessable('invalid_input', 'Check the question', errors)
+        await quizzes.updateQuestion(core, params.id, params.question_id, patch)
+        if (!isFragment(request)) return redirect(`${base}/quizzes/${params.id}#question-${params.question_id}`)
+        const q = await quizzes.quizQuestion(core, params.id, params.question_id)
+        return html(QuestionRow({ base, quizId: params.id, q, saved: true }))
+      } catch (err) {
+        if (err instanceof HttpError && (err.status === 404 || err.status === 403)) throw err
+        const { errors, flash } = formFailure(err)
+        const editing = { questionId: params.question_id, values, errors, message: flash.text }
+        if (isFragment(request)) {
+          return html(QuestionEditForm({ base, quizId: params.id, ...editing }), { status: 422 })
+        }
+        return quizPage(user, params.id, { flash, editing }, 422)
+      }
+    }, { signedIn: true, params: QuestionParams, body: FormBody })
+    .post('/:id/questions/:question_id/remove', async ({ request, user, params }) => {
+      requireModerator(user)
+      await quizzes.removeQuestion(core, params.id, params.question_id)
+      if (!isFragment(request)) return redirect(`${base}/quizzes/${params.id}`)
+      const { questions } = await quizzes.quizWithQuestions(core, params.id)
+      return html(QuestionList({ base, quizId: params.id, questions }))
+    }, { signedIn: true, params: QuestionParams })
+}

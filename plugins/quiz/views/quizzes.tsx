@@ -1,0 +1,246 @@
+// The quiz service's staff pages for quizzes: the list (published flag, question count, actions), the trash, and a
+// quiz's page with its questions (click-to-edit rows). Every form has action + method and works without JavaScript;
+// htmx swaps the list, the trash table or one question row in place.
+import { Layout, type Errors, type Flash, type PageContext } from '../../../views/layout'
+import type { UserResponse } from '../models/accounts'
+import { TITLE_MAX } from '../models/extraction'
+import type { QuizAnsweredQuestion, QuizResponse } from '../models/quizzes'
+import { BRAND, SignedInNav } from './accounts'
+
+/** Where a list action sends the browser back to (a form field, mapped to our own paths only). */
+export type Back = 'list' | 'trash' | 'quiz'
+
+interface Frame { ctx: PageContext; user: UserResponse; flash?: Flash }
+
+const QuizzesNav = ({ base }: { base: string }) => (
+  <p>
+    <a href={`${base}/quizzes`}>All quizzes</a> · <a href={`${base}/quizzes/trash`}>Trash</a>
+  </p>
+)
+
+const ActionForm = (p: { base: string; quizId: number; action: string; label: string; back: Back; target?: string; extra?: Record<string, string>; danger?: boolean }) => (
+  <form class="inline" action={`${p.base}/quizzes/${p.quizId}/${p.action}`} method="post"
+    hx-post={p.target ? `${p.base}/quizzes/${p.quizId}/${p.action}` : undefined}
+    hx-target={p.target ? `#${p.target}` : undefined} hx-swap={p.target ? 'outerHTML' : undefined}>
+    <input type="hidden" name="back" value={p.back} />
+    {Object.entries(p.extra ?? {}).map(([name, value]) => <input type="hidden" name={name} value={value} />)}
+    <button type="submit" class={p.danger ? 'danger' : 'secondary'} safe>{p.label}</button>
+  </form>
+)
+
+/** The moderators' table of quizzes out of the trash; also the fragment list actions swap in. */
+export const QuizTable = ({ base, quizzes }: { base: string; quizzes: QuizResponse[] }) => (
+  <div id="quizzes">
+    {quizzes.length === 0 ? <p class="muted">No quizzes yet.</p> : (
+      <table>
+        <thead>
+          <tr><th scope="col">Title</th><th scope="col">Questions</th><th scope="col">Mode</th><th scope="col">Published</th><th scope="col">Actions</th></tr>
+        </thead>
+        <tbody>
+          {quizzes.map((q) => (
+            <tr id={`quiz-${q.id}`}>
+              <td><a href={`${base}/quizzes/${q.id}`} safe>{q.title}</a></td>
+              <td>{q.questions_count}</td>
+              <td>{q.mode}</td>
+              <td>{q.is_published ? 'Yes' : 'No'}</td>
+              <td>
+                <ActionForm base={base} quizId={q.id} action="publish" back="list" target="quizzes"
+                  label={q.is_published ? 'Unpublish' : 'Publish'} extra={{ published: q.is_published ? '0' : '1' }} />
+                <ActionForm base={base} quizId={q.id} action="trash" back="list" target="quizzes" label="Move to trash" />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+  </div>
+)
+
+/** What a regular user sees: the published quizzes, read only. */
+export const PublishedList = ({ quizzes }: { quizzes: QuizResponse[] }) => (
+  <div id="quizzes">
+    {quizzes.length === 0 ? <p class="muted">No quizzes are published yet.</p> : (
+      <ul>
+        {quizzes.map((q) => (
+          <li><span safe>{q.title}</span> <span class="muted" safe>{`(${q.questions_count} questions, ${q.mode})`}</span></li>
+        ))}
+      </ul>
+    )}
+  </div>
+)
+
+export const QuizzesPage = (p: Frame & { quizzes: QuizResponse[]; moderator: boolean }) => (
+  <Layout title="Quizzes" base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />} flash={p.flash}>
+    <h1>Quizzes</h1>
+    {p.moderator ? <QuizzesNav base={p.ctx.base} /> : ''}
+    {p.moderator ? <QuizTable base={p.ctx.base} quizzes={p.quizzes} /> : <PublishedList quizzes={p.quizzes} />}
+  </Layout>
+)
+
+/** The trash table; also the fragment restore and permanent deletion swap in. */
+export const TrashTable = ({ base, quizzes }: { base: string; quizzes: QuizResponse[] }) => (
+  <div id="trash">
+    {quizzes.length === 0 ? <p class="muted">The trash is empty.</p> : (
+      <table>
+        <thead>
+          <tr><th scope="col">Title</th><th scope="col">Questions</th><th scope="col">Actions</th></tr>
+        </thead>
+        <tbody>
+          {quizzes.map((q) => (
+            <tr id={`trashed-${q.id}`}>
+              <td safe>{q.title}</td>
+              <td>{q.questions_count}</td>
+              <td>
+                <ActionForm base={base} quizId={q.id} action="restore" back="trash" target="trash" label="Restore" />
+                <ActionForm base={base} quizId={q.id} action="delete-permanently" back="trash" target="trash" danger
+                  label="Delete permanently (questions stay in the bank)" />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+  </div>
+)
+
+export const TrashPage = (p: Frame & { quizzes: QuizResponse[] }) => (
+  <Layout title="Quiz trash" base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />} flash={p.flash}>
+    <h1>Trash</h1>
+    <QuizzesNav base={p.ctx.base} />
+    <TrashTable base={p.ctx.base} quizzes={p.quizzes} />
+  </Layout>
+)
+
+const questionUrl = (base: string, quizId: number, questionId: number) => `${base}/quizzes/${quizId}/questions/${questionId}`
+
+/** One question, read only; a click on Edit swaps in its edit form (click-to-edit). */
+export const QuestionRow = (p: { base: string; quizId: number; q: QuizAnsweredQuestion; saved?: boolean }) => (
+  <li id={`question-${p.q.id}`} class="question" hx-target="this" hx-swap="outerHTML">
+    <p><strong safe>{p.q.question_text}</strong></p>
+    <ol class="options">
+      {p.q.options.map((o) => (o === p.q.correct_answer ? <li><strong safe>{o}</strong> <span class="muted">(correct)</span></li> : <li safe>{o}</li>))}
+    </ol>
+    {p.q.explanation ? <p class="muted" safe>{p.q.explanation}</p> : ''}
+    <p>
+      <a href={`${questionUrl(p.base, p.quizId, p.q.id)}/edit`} hx-get={`${questionUrl(p.base, p.quizId, p.q.id)}/edit`}>Edit question</a>{' '}
+      {p.saved ? <span class="muted" role="status">Saved.</span> : ''}
+    </p>
+    <form action={`${questionUrl(p.base, p.quizId, p.q.id)}/remove`} method="post"
+      hx-post={`${questionUrl(p.base, p.quizId, p.q.id)}/remove`} hx-target="#questions" hx-swap="outerHTML">
+      <button type="submit" class="secondary">Remove from this quiz</button>
+    </form>
+  </li>
+)
+
+export interface QuestionValues { question_text: string; options: string; correct_answer: string; explanation: string; question_type: string }
+
+export const questionValues = (q: QuizAnsweredQuestion): QuestionValues => ({
+  question_text: q.question_text, options: q.options.join('\n'), correct_answer: q.correct_answer,
+  explanation: q.explanation, question_type: q.question_type,
+})
+
+const TextArea = (p: { id: string; name: string; label: string; value: string; error?: string; hint?: string; rows?: number }) => {
+  const described = [p.hint ? `${p.id}-hint` : '', p.error ? `${p.id}-error` : ''].filter(Boolean).join(' ')
+  return (
+    <label for={p.id}>
+      <span safe>{p.label}</span>
+      <textarea id={p.id} name={p.name} rows={String(p.rows ?? 3)} aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={described || undefined} safe>{p.value}</textarea>
+      {p.hint ? <span class="field-hint muted" id={`${p.id}-hint`} safe>{p.hint}</span> : ''}
+      {p.error ? <span class="field-error" id={`${p.id}-error`} safe>{p.error}</span> : ''}
+    </label>
+  )
+}
+
+const SmallInput = (p: { id: string; name: string; label: string; value: string; error?: string }) => (
+  <label for={p.id}>
+    <span safe>{p.label}</span>
+    <input id={p.id} name={p.name} type="text" value={p.value} aria-invalid={p.error ? 'true' : undefined}
+      aria-describedby={p.error ? `${p.id}-error` : undefined} />
+    {p.error ? <span class="field-error" id={`${p.id}-error`} safe>{p.error}</span> : ''}
+  </label>
+)
+
+/** A question's edit form, in place of its row; saving swaps the row back. */
+export const QuestionEditForm = (p: { base: string; quizId: number; questionId: number; values: QuestionValues; errors?: Errors; message?: string }) => {
+  const url = questionUrl(p.base, p.quizId, p.questionId)
+  const id = (name: string) => `q${p.questionId}-${name}`
+  return (
+    <li id={`question-${p.questionId}`} class="question">
+      <form class="stack" action={url} method="post" hx-post={url} hx-target={`#question-${p.questionId}`} hx-swap="outerHTML">
+        <p class="flash warning" id={id('shared')}>This question is shared: the change applies to every quiz that uses it.</p>
+        {p.message ? <p class="flash error" safe>{p.message}</p> : ''}
+        <TextArea id={id('text')} name="question_text" label="Question" value={p.values.question_text} error={p.errors?.question_text} />
+        <TextArea id={id('options')} name="options" label="Options" value={p.values.options} error={p.errors?.options}
+          hint="One option per line" rows={5} />
+        <SmallInput id={id('answer')} name="correct_answer" label="Correct answer (the exact text of one option)"
+          value={p.values.correct_answer} error={p.errors?.correct_answer} />
+        <TextArea id={id('explanation')} name="explanation" label="Explanation" value={p.values.explanation} error={p.errors?.explanation} />
+        <SmallInput id={id('type')} name="question_type" label="Question type" value={p.values.question_type} error={p.errors?.question_type} />
+        <div>
+          <button type="submit">Save question</button>{' '}
+          <a href={`${p.base}/quizzes/${p.quizId}#question-${p.questionId}`} hx-get={url}
+            hx-target={`#question-${p.questionId}`} hx-swap="outerHTML">Cancel</a>
+        </div>
+      </form>
+    </li>
+  )
+}
+
+export interface Editing { questionId: number; values: QuestionValues; errors?: Errors; message?: string }
+
+/** The quiz's questions in order; the fragment removal swaps in (positions renumbered). */
+export const QuestionList = (p: { base: string; quizId: number; questions: QuizAnsweredQuestion[]; editing?: Editing }) => (
+  <div id="questions">
+    {p.questions.length === 0 ? <p class="muted">This quiz has no questions.</p> : (
+      <ol class="questions">
+        {p.questions.map((q) => (p.editing?.questionId === q.id
+          ? <QuestionEditForm base={p.base} quizId={p.quizId} questionId={q.id} values={p.editing.values} errors={p.editing.errors} message={p.editing.message} />
+          : <QuestionRow base={p.base} quizId={p.quizId} q={q} />))}
+      </ol>
+    )}
+  </div>
+)
+
+export const RenameForm = (p: { base: string; quiz: QuizResponse; value?: string; error?: string; saved?: boolean }) => (
+  <form id="rename" class="stack" action={`${p.base}/quizzes/${p.quiz.id}/rename`} method="post"
+    hx-post={`${p.base}/quizzes/${p.quiz.id}/rename`} hx-target="this" hx-swap="outerHTML">
+    <label for="title">
+      <span>Title</span>
+      <input id="title" name="title" type="text" value={p.value ?? p.quiz.title} required maxlength={TITLE_MAX}
+        aria-invalid={p.error ? 'true' : undefined} aria-describedby={p.error ? 'title-error' : undefined} />
+      {p.error ? <span class="field-error" id="title-error" safe>{p.error}</span> : ''}
+    </label>
+    <div>
+      <button type="submit">Rename</button> {p.saved ? <span class="muted" role="status">Saved.</span> : ''}
+    </div>
+  </form>
+)
+
+export const QuizPage = (p: Frame & { quiz: QuizResponse; questions: QuizAnsweredQuestion[]; editing?: Editing; renameValue?: string; renameError?: string }) => (
+  <Layout title={p.quiz.title} base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />} flash={p.flash}>
+    <h1 safe>{p.quiz.title}</h1>
+    <QuizzesNav base={p.ctx.base} />
+    <dl class="facts">
+      <dt>Questions</dt>
+      <dd>{p.quiz.questions_count}</dd>
+      <dt>Mode</dt>
+      <dd>{p.quiz.mode}</dd>
+      <dt>Published</dt>
+      <dd>{p.quiz.is_published ? 'Yes' : 'No'}</dd>
+    </dl>
+    <section>
+      <h2>Settings</h2>
+      <RenameForm base={p.ctx.base} quiz={p.quiz} value={p.renameValue} error={p.renameError} />
+      <div>
+        <ActionForm base={p.ctx.base} quizId={p.quiz.id} action="publish" back="quiz"
+          label={p.quiz.is_published ? 'Unpublish' : 'Publish'} extra={{ published: p.quiz.is_published ? '0' : '1' }} />{' '}
+        <ActionForm base={p.ctx.base} quizId={p.quiz.id} action="trash" back="list" label="Move to trash" />
+      </div>
+    </section>
+    <section>
+      <h2>Questions</h2>
+      <QuestionList base={p.ctx.base} quizId={p.quiz.id} questions={p.questions} editing={p.editing} />
+    </section>
+  </Layout>
+)
