@@ -143,9 +143,13 @@ async function checkPage(page: Page, label: string, status: number): Promise<str
   return problems
 }
 
+/** With PAGE_SHOTS=<folder>, every visited page is saved there as a PNG, for a person to look at. */
+const SHOTS = process.env.PAGE_SHOTS
+
 /** Opens a URL in the tab, expects the status and checks the page. */
 async function visit(page: Page, path: string, status = 200): Promise<string[]> {
   const res = await page.goto(path)
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${path.replace(/[^a-z0-9]+/gi, '_') || 'root'}.png`, fullPage: true })
   const problems = res?.status() === status ? [] : [`${path}: answered ${res?.status()}, expected ${status}`]
   return [...problems, ...(await checkPage(page, path, status))]
 }
