@@ -7,11 +7,11 @@
 // installs it; elsewhere, `apt-get install chromium` (or CHROMIUM=/path/to/chrome).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generate } from 'otplib'
 import { makePdf } from './support/pdf'
+import { startServer, type ServerProcess } from './support/server-process'
 import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
 
 const ROOT = join(import.meta.dir, '..')
@@ -24,31 +24,10 @@ const CLINICAL_ADMIN = { name: 'Browser <Admin>', email: 'browser-admin@example.
 const QUIZ_ADMIN = { name: 'Quiz <Admin>', email: 'quiz-admin@example.test', password: 'Quiz-check-password-5' }
 
 let dataDir = ''
-let server: ReturnType<typeof Bun.spawn> | null = null
+let server: ServerProcess | null = null
 let browser: Browser | null = null
 let base = ''
 let axeSource = ''
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-}
-
-async function waitForHealth(url: string, timeoutMs: number) {
-  const until = Date.now() + timeoutMs
-  while (Date.now() < until) {
-    if (server?.exitCode !== null) throw new Error(`the server exited (code ${server?.exitCode}) before it was ready`)
-    if (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) return
-    await Bun.sleep(100)
-  }
-  throw new Error('the server did not answer /api/health in time')
-}
 
 /** What one browser tab logged: console errors and uncaught page errors, since the last check of its page. */
 const logs = new WeakMap<Page, string[]>()
@@ -170,19 +149,10 @@ beforeAll(async () => {
   }
   axeSource = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8')
   dataDir = mkdtempSync(join(tmpdir(), 'pages-browser-'))
-  const port = await freePort()
-  base = `http://127.0.0.1:${port}`
-  server = Bun.spawn([process.execPath, 'src/main.ts'], {
-    cwd: ROOT,
-    // Only what the process needs: no mail, bot challenge or APP_URL from the caller's environment.
-    env: {
-      ...Object.fromEntries(['PATH', 'HOME', 'TMPDIR'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!])),
-      NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: 'memory://', WORKERS: '0', PORT: String(port), HOST: '127.0.0.1',
-      LOG_LEVEL: 'error',
-    },
-    stdout: 'inherit',
-    stderr: 'inherit',
-  })
+  // Assigned as soon as it runs, so afterAll stops it even when the browser fails to start.
+  // Only what the process needs: no mail, bot challenge or APP_URL from the caller's environment.
+  const starting = startServer({ NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: 'memory://', WORKERS: '0', LOG_LEVEL: 'error' }, { bare: true })
+    .then((started) => (server = started))
   const [launched] = await Promise.all([
     // launch() gives Chromium a fresh --user-data-dir of its own (a temporary profile, removed on close).
     chromium.launch({
@@ -190,17 +160,15 @@ beforeAll(async () => {
       args: CHROMIUM_FLAGS,
       timeout: 15_000,
     }),
-    waitForHealth(base, 25_000),
+    starting,
   ])
   browser = launched
+  base = server!.url
 }, 30_000)
 
 afterAll(async () => {
   await browser?.close().catch(() => {})
-  if (server) {
-    server.kill('SIGTERM')
-    await Promise.race([server.exited, Bun.sleep(5_000).then(() => server?.kill('SIGKILL'))])
-  }
+  if (server) await Promise.race([server.stop(), Bun.sleep(5_000).then(() => server?.kill9())])
   if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 }, 10_000)
 

@@ -27,16 +27,21 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/** The variables a server process needs from the test's environment when it is to inherit nothing else. */
+const BARE_ENV = ['PATH', 'HOME', 'TMPDIR']
+
 /**
- * Spawns the server with this environment (on top of the test's own, without DATABASE_URL unless given) and waits
- * until /api/health answers.
+ * Spawns the server with this environment and waits until /api/health answers. It runs on top of the test's own
+ * environment (without DATABASE_URL unless given), or with `bare` on nothing but PATH, HOME and TMPDIR, so no mail,
+ * bot challenge or APP_URL of the caller's reaches it.
  */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, opts: { bare?: boolean } = {}): Promise<ServerProcess> {
   const port = await freePort()
   const { DATABASE_URL: _, ...inherited } = process.env
+  const base = opts.bare ? Object.fromEntries(BARE_ENV.filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) : inherited
   const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT_DIR,
-    env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...base, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
