@@ -5,15 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { freePort } from './support/server-process'
 
 const ROOT = join(import.meta.dir, '..')
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = s.port!
-  s.stop(true)
-  return port
-}
 
 async function waitHealthy(url: string, timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs
