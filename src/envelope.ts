@@ -80,9 +80,13 @@ export function apiDocs(
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': contentSecurityPolicy(core.config, nonce) },
     })
   }
+  // The generator caches its document and answers the same object again: it is rewritten once.
+  const rewritten = new WeakSet<object>()
   return new Elysia()
     .onAfterHandle(({ responseValue }) => {
-      if (isOpenApiDocument(responseValue)) asOpenApi31(responseValue)
+      if (!isOpenApiDocument(responseValue) || rewritten.has(responseValue)) return
+      asOpenApi31(responseValue)
+      rewritten.add(responseValue)
     })
     .use(openapi({
       path: '/docs',
