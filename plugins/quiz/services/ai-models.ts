@@ -13,7 +13,7 @@ import type { Core } from '../../../src/plugin'
 import type {
   AIModelConfigResponse, AiTask, AvailableModel, CreateModelBody, GatewayModelsBody, UpdateModelBody, Voice, VoiceProvider, VoicesBody,
 } from '../models/ai-models'
-import { indexQuestions, QUESTIONS_COLLECTION, quizEmbedder, type IndexableQuestion } from './question-index'
+import { indexQuestions, optionsOf, QUESTIONS_COLLECTION, quizEmbedder, type IndexableQuestion } from './question-index'
 
 export const REGENERATE_JOB_KIND = 'quiz.embedding.regenerate'
 export const REGENERATE_BATCH = 100
@@ -417,7 +417,7 @@ async function regenerateEmbeddings(core: Core, ctx: JobContext): Promise<{ embe
       select id, question_text, options from quiz.questions
       where id > ${lastId} order by id limit ${REGENERATE_BATCH}`
     if (batch.length === 0) break
-    await indexQuestions(core, batch.map((q) => ({ ...q, options: Array.isArray(q.options) ? q.options.map(String) : [] })), embedder)
+    await indexQuestions(core, batch.map((q) => ({ ...q, options: optionsOf(q.options) })), embedder)
     embedded += batch.length
     lastId = batch.at(-1)!.id
     await ctx.step(`Embedded ${formatCount(embedded)} of ${formatCount(Math.max(total, embedded))} questions`)

@@ -14,7 +14,7 @@ import {
 } from '../models/extraction'
 import { checkQuestion, chunkPages, decideMode, questionsFromChunk, type AiRun, type SectionPage } from './ai-extract'
 import { resolveModel } from './ai-models'
-import { indexQuestions, type IndexableQuestion } from './question-index'
+import { indexQuestions, optionsOf, type IndexableQuestion } from './question-index'
 import { extractQuestionsByRegex, PAGE_BREAK } from './regex-extract'
 
 /** Jobs shown by GET /api/quizzes/jobs: the caller's most recent extraction jobs. */
@@ -215,7 +215,7 @@ async function resumeAfterSave(core: Core, ctx: JobContext<ExtractionPayload>, q
   const questions = await core.db.sql<IndexableQuestion>`
     select q.id, q.question_text, q.options from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
     where qq.quiz_id = ${quizId} order by qq.position`
-  return indexSavedQuiz(core, ctx, quizId, questions.map((q) => ({ ...q, options: Array.isArray(q.options) ? q.options.map(String) : [] })))
+  return indexSavedQuiz(core, ctx, quizId, questions.map((q) => ({ ...q, options: optionsOf(q.options) })))
 }
 
 // The quiz exists once saved: a cancel arriving from then on cannot undo it, so the steps after the save go on.

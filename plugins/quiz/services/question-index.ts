@@ -12,6 +12,9 @@ export interface IndexableQuestion {
   options: string[]
 }
 
+/** A question's options as a jsonb column reads: an array of strings (anything else counts as none). */
+export const optionsOf = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : [])
+
 /** The text a question is embedded by: its stem and its options. */
 export const questionText = (q: IndexableQuestion) => `${q.question_text}\n${q.options.join('\n')}`
 

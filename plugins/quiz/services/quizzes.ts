@@ -7,7 +7,7 @@ import type { Core } from '../../../src/plugin'
 import type { Role } from '../models/accounts'
 import type { QuestionItem, QuestionPatch, QuizAnsweredQuestion, QuizResponse } from '../models/quizzes'
 import { hasRole } from './accounts'
-import { indexQuestions, unindexQuestions } from './question-index'
+import { indexQuestions, optionsOf, unindexQuestions } from './question-index'
 
 type Caller = { id: number; role: Role }
 type QuizRow = Omit<QuizResponse, 'created_at'> & { created_at: Date; deleted: boolean }
@@ -61,10 +61,9 @@ async function quizQuestions(core: Core, quizId: number): Promise<StoredQuestion
     select q.id, qq.position, q.question_text, q.question_type, q.options, q.image_path, q.correct_answer, q.explanation
     from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
     where qq.quiz_id = ${quizId} order by qq.position, q.id`
-  return rows.map((r) => ({ ...r, options: asOptions(r.options) }))
+  return rows.map((r) => ({ ...r, options: optionsOf(r.options) }))
 }
 
-const asOptions = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : [])
 const withoutAnswer = ({ correct_answer: _c, explanation: _e, ...q }: StoredQuestion) => q
 
 /** GET /api/quizzes/{id}: answers and explanations for a learning quiz or with study=true, none for a timed quiz. */
@@ -169,7 +168,7 @@ async function linkedQuestion(core: Core, quizId: number, questionId: number, lo
         from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
         where qq.quiz_id = ${quizId} and qq.question_id = ${questionId}`
   if (!row) throw HttpError.notFound('question_not_found', 'Question not found in this quiz')
-  return { ...row, options: asOptions(row.options) }
+  return { ...row, options: optionsOf(row.options) }
 }
 
 /**
