@@ -7,7 +7,7 @@ import { TITLE_MAX } from '../plugins/quiz/models/extraction'
 import { OPTIONS_MIN } from '../plugins/quiz/models/quizzes'
 import { QUESTIONS_COLLECTION, questionText, quizEmbedder } from '../plugins/quiz/services/question-index'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { API, createAccount, expectDetail, expectValidation, registerAdmin, type Account } from './support/quiz'
+import { API, createAccount, expectDetail, expectValidation, makeRegexQuiz, registerAdmin, type Account, type RegexQuizOptions } from './support/quiz'
 
 setDefaultTimeout(30_000)
 
@@ -27,14 +27,6 @@ interface DetailBody extends QuizBody { questions: QuestionBody[] }
 interface ItemBody { id: number; question_text: string; question_type: string; options: string[]; correct_answer: string; explanation: string }
 
 let seq = 0
-/** Page text the regex extractor reads: n numbered questions, options A-D, answer B, an explanation each. */
-function questionsText(tag: string, n: number): string {
-  return Array.from({ length: n }, (_, k) => {
-    const i = k + 1
-    return [`${i}. Question ${tag} number ${i}?`, `A) Alpha ${tag} ${i}`, `B) Beta ${tag} ${i}`, `C) Gamma ${tag} ${i}`, `D) Delta ${tag} ${i}`,
-      'Answer: B', `Explanation: Because ${tag} ${i}.`].join('\n')
-  }).join('\n\n')
-}
 
 for (const target of databaseTargets()) {
   describe(`quizzes [${target}]`, () => {
@@ -44,25 +36,7 @@ for (const target of databaseTargets()) {
     let user: Account
 
     /** A quiz made by regex extraction over a fresh section: its id. */
-    async function makeQuiz(opts: { mode?: 'timed' | 'learning'; n?: number; title?: string } = {}): Promise<number> {
-      const tag = `q${++seq}${crypto.randomUUID().slice(0, 4)}`
-      const [doc] = await t.db.sql<{ id: number }>`
-        insert into quiz.documents (user_id, filename, original_filename, status, total_pages, storage_key, size_bytes)
-        values (${moderator.id}, 'test.pdf', 'questions.pdf', 'ready', 2, 'test/none.pdf', 0) returning id`
-      await t.db.sql`insert into quiz.document_pages (document_id, page_number, text) values (${doc!.id}, 1, ${questionsText(tag, opts.n ?? 3)})`
-      await t.db.sql`insert into quiz.document_pages (document_id, page_number, text) values (${doc!.id}, 2, '')`
-      const [section] = await t.db.sql<{ id: number }>`
-        insert into quiz.sections (document_id, name, start_page, end_page) values (${doc!.id}, 'All', 1, 2) returning id`
-      const res = await t.post(`${API}/quizzes/`, {
-        section_id: section!.id, title: opts.title ?? `Quiz ${tag}`, mode: opts.mode ?? 'learning',
-        time_limit_minutes: opts.mode === 'timed' ? 20 : null, extraction_mode: 'regex',
-      }, { token: moderator.token })
-      expect(res.status).toBe(200)
-      const { job_id } = (await res.json()) as { job_id: string }
-      const job = (await (await t.get(`${API}/quizzes/job/${job_id}`, { token: moderator.token })).json()) as { status: string; quiz_id: number }
-      expect(job.status).toBe('completed')
-      return job.quiz_id
-    }
+    const makeQuiz = async (opts: RegexQuizOptions = {}): Promise<number> => (await makeRegexQuiz(t, moderator, opts)).quizId
 
     /** A second quiz referencing the same bank questions (as from-bank will make), in the given order. */
     async function quizFromQuestions(questionIds: number[]): Promise<number> {

@@ -108,12 +108,16 @@ export async function openDb(opts: DbOptions): Promise<Db> {
 
 async function openPglite(opts: DbOptions): Promise<Db> {
   const { PGlite } = await import('@electric-sql/pglite')
+  // The contrib extensions the migrations create (a PostgreSQL server ships them as packages): pg_trgm backs the
+  // quiz bank's keyword search with a trigram index.
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
+  const extensions = { pg_trgm }
   let pg: PGlite
-  if (opts.url === 'memory://') pg = await PGlite.create(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {})
+  if (opts.url === 'memory://') pg = await PGlite.create(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate, extensions } : { extensions })
   else {
     const dir = join(opts.dataDir, 'pg')
     mkdirSync(dir, { recursive: true })
-    pg = await PGlite.create({ dataDir: dir })
+    pg = await PGlite.create({ dataDir: dir, extensions })
   }
   type Queryable = Pick<PGlite, 'query' | 'exec'>
   // PGlite is one connection: a query on the root handle waits until an open transaction ends. One made from

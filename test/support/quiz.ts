@@ -117,3 +117,52 @@ export function upload(t: TestApp, token: string, bytes: Uint8Array<ArrayBuffer>
   form.append('file', new File([bytes], name, { type: 'application/pdf' }))
   return t.request(`${API}/documents/upload`, { method: 'POST', body: form, token, headers })
 }
+
+/**
+ * Page text the regex extractor reads: n numbered questions, options A-D, answer B, an explanation each. `tag`
+ * makes every question's text unique (or shared, to extract the same questions twice).
+ */
+export function questionsText(tag: string, n: number): string {
+  return Array.from({ length: n }, (_, k) => {
+    const i = k + 1
+    return [`${i}. Question ${tag} number ${i}?`, `A) Alpha ${tag} ${i}`, `B) Beta ${tag} ${i}`, `C) Gamma ${tag} ${i}`, `D) Delta ${tag} ${i}`,
+      'Answer: B', `Explanation: Because ${tag} ${i}.`].join('\n')
+  }).join('\n\n')
+}
+
+let quizSeq = 0
+export interface RegexQuizOptions {
+  mode?: 'timed' | 'learning'
+  n?: number
+  title?: string
+  /** The page text; default questionsText(a fresh tag, n). */
+  text?: string
+  question_category_id?: number | null
+}
+
+/**
+ * A quiz made the way moderators make one: a ready document with a section (rows written directly, no PDF), then
+ * POST /api/quizzes/ in `regex` mode (no AI). The test app runs jobs inline, so the quiz exists on return: its id
+ * and the job's id.
+ */
+export async function makeRegexQuiz(t: TestApp, moderator: Account, opts: RegexQuizOptions = {}): Promise<{ quizId: number; jobId: string }> {
+  const tag = `q${++quizSeq}${crypto.randomUUID().slice(0, 4)}`
+  const [doc] = await t.db.sql<{ id: number }>`
+    insert into quiz.documents (user_id, filename, original_filename, status, total_pages, storage_key, size_bytes)
+    values (${moderator.id}, 'test.pdf', 'questions.pdf', 'ready', 2, 'test/none.pdf', 0) returning id`
+  await t.db.sql`insert into quiz.document_pages (document_id, page_number, text) values (${doc!.id}, 1, ${opts.text ?? questionsText(tag, opts.n ?? 3)})`
+  await t.db.sql`insert into quiz.document_pages (document_id, page_number, text) values (${doc!.id}, 2, '')`
+  const [section] = await t.db.sql<{ id: number }>`
+    insert into quiz.sections (document_id, name, start_page, end_page) values (${doc!.id}, 'All', 1, 2) returning id`
+  const res = await t.post(`${API}/quizzes/`, {
+    section_id: section!.id, title: opts.title ?? `Quiz ${tag}`, mode: opts.mode ?? 'learning',
+    time_limit_minutes: opts.mode === 'timed' ? 20 : null, extraction_mode: 'regex',
+    question_category_id: opts.question_category_id ?? null,
+  }, { token: moderator.token })
+  expect(res.status).toBe(200)
+  const { job_id } = (await res.json()) as { job_id: string }
+  const job = (await (await t.get(`${API}/quizzes/job/${job_id}`, { token: moderator.token })).json()) as { status: string; quiz_id: number; error?: string }
+  expect(job.error ?? null).toBeNull()
+  expect(job.status).toBe('completed')
+  return { quizId: job.quiz_id, jobId: job_id }
+}

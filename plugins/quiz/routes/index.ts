@@ -1,14 +1,22 @@
 // The quiz service's controllers, one per area of spec 1: the JSON API (routes/) and the browser pages (pages/).
 import { Elysia } from 'elysia'
 import { accountPages } from '../pages/accounts'
+import { bankPages } from '../pages/bank'
+import { categoriesPages } from '../pages/categories'
+import { documentsPages } from '../pages/documents'
 import { quizzesPages } from '../pages/quizzes'
 import type { QuizState } from '../state'
 import { accountRoutes } from './accounts'
 import { aiModelRoutes } from './ai-models'
+import { bankRoutes } from './bank'
+import { categoryRoutes } from './categories'
 import { documentRoutes } from './documents'
 import { extractionRoutes } from './extraction'
+import { favoriteRoutes } from './favorites'
 import { quizzesRoutes } from './quizzes'
+import { searchRoutes } from './search'
 import { settingsRoutes } from './settings'
+import { tagRoutes } from './tags'
 import { userRoutes } from './users'
 
 export const quizRoutes = (state: QuizState) =>
@@ -19,6 +27,15 @@ export const quizRoutes = (state: QuizState) =>
     .use(aiModelRoutes(state))
     .use(documentRoutes(state))
     .use(extractionRoutes(state))
+    // GET /api/quizzes/search before GET /api/quizzes/{quiz_id}, so the search is never read as a quiz id
+    .use(searchRoutes(state))
     .use(quizzesRoutes(state))
+    .use(bankRoutes(state))
+    .use(categoryRoutes(state))
+    .use(favoriteRoutes(state))
+    .use(tagRoutes(state))
     .use(accountPages(state))
+    .use(documentsPages(state))
     .use(quizzesPages(state))
+    .use(bankPages(state))
+    .use(categoriesPages(state))

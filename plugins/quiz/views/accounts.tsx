@@ -15,7 +15,10 @@ const SignedOutNav = ({ base }: { base: string }) => (
 export const SignedInNav = ({ base, user }: { base: string; user: UserResponse }) => (
   <>
     <span class="muted" id="nav-name" safe>{user.name}</span>
-    {user.role === 'moderator' || user.role === 'admin' ? <a href={`${base}/quizzes`}>Quizzes</a> : ''}
+    {user.role === 'moderator' || user.role === 'admin' ? <a href={`${base}/documents`}>Documents</a> : ''}
+    <a href={`${base}/quizzes`}>Quizzes</a>
+    <a href={`${base}/bank`}>Question bank</a>
+    {user.role === 'moderator' || user.role === 'admin' ? <a href={`${base}/categories`}>Categories</a> : ''}
     <a href={`${base}/docs`}>API</a>
     <form action={`${base}/logout`} method="post">
       <button class="link" type="submit">Sign out</button>
