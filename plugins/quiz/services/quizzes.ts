@@ -246,3 +246,39 @@ export async function quizQuestion(core: Core, quizId: number, questionId: numbe
   await activeQuiz(core, quizId)
   return linkedQuestion(core, quizId, questionId, false)
 }
+
+export interface NewQuizFromQuestions {
+  title: string
+  mode: 'timed' | 'learning'
+  time_limit_minutes: number | null
+  /** Bank question ids in the quiz's order; a repeated id counts once (its first place). */
+  questionIds: number[]
+}
+
+/**
+ * A quiz that references existing bank questions (nothing is copied), for POST /api/questions/from-bank and a
+ * question category's create-quiz. 400 with no questions; 404 naming the ids that are not in the bank. The quiz
+ * starts unpublished, like an extracted one.
+ */
+export async function createQuizFromQuestions(core: Core, userId: number, input: NewQuizFromQuestions): Promise<{ id: number; title: string; questions_count: number }> {
+  const title = input.title.trim()
+  if (!title) throw HttpError.unprocessable('invalid_input', 'The title must not be blank', { title: 'Required' })
+  const ids = [...new Set(input.questionIds)]
+  if (ids.length === 0) throw HttpError.badRequest('no_questions', 'A quiz needs at least one question')
+  return core.transaction(async (tx) => {
+    const found = await tx.db.sql<{ id: number }>`
+      select id from quiz.questions where id in (select jsonb_array_elements_text(${{ value: ids }}::jsonb -> 'value')::int) for share`
+    if (found.length !== ids.length) {
+      const have = new Set(found.map((r) => r.id))
+      const missing = ids.filter((id) => !have.has(id))
+      throw HttpError.notFound('question_not_found', `Not in the question bank: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}`)
+    }
+    const [quiz] = await tx.db.sql<{ id: number }>`
+      insert into quiz.quizzes (user_id, title, mode, time_limit_minutes)
+      values (${userId}, ${title}, ${input.mode}, ${input.time_limit_minutes}) returning id`
+    await tx.db.sql`
+      insert into quiz.quiz_questions (quiz_id, question_id, position)
+      select ${quiz!.id}, e.id::int, e.n from jsonb_array_elements_text(${{ value: ids }}::jsonb -> 'value') with ordinality as e(id, n)`
+    return { id: quiz!.id, title, questions_count: ids.length }
+  })
+}
