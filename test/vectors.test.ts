@@ -188,6 +188,61 @@ describe('vector index', () => {
   })
 })
 
+describe('the approximate-nearest-neighbour index', () => {
+  const N = 1_200
+  const words = Array.from({ length: 400 }, (_, i) => `w${((i * 7919) % 100_003).toString(36)}`)
+  const text = (n: number) => Array.from({ length: 10 }, (_, k) => words[(n * 31 + k * 97 + ((n * k) % 13)) % words.length]).join(' ')
+  let annDir: string
+  let ann: Vectors
+
+  beforeAll(async () => {
+    annDir = mkdtempSync(join(tmpdir(), 'vectors-ann-'))
+    // A small threshold so the test builds the index on a little data; production's is ANN_INDEX_MIN_ROWS.
+    ann = await openVectors(annDir, { annIndexMinRows: 1_000 })
+  })
+  afterAll(() => {
+    ann.close()
+    rmSync(annDir, { recursive: true, force: true })
+  })
+
+  it('is built once a collection reaches the threshold, and answers as the exact scan does', async () => {
+    const records = Array.from({ length: N }, (_, i) => record(`q${i}`, text(i)))
+    await ann.upsert('big', records.slice(0, 900))
+    expect(await ann.hasAnnIndex('big')).toBe(false)
+    await ann.upsert('big', records.slice(900))
+    expect(await ann.hasAnnIndex('big')).toBe(true)
+    expect(await ann.count('big')).toBe(N)
+
+    let hits = 0
+    for (let i = 0; i < 20; i++) {
+      const query = localEmbedding(text(i * 53).split(' ').slice(0, 5).join(' '))
+      const exact = await ann.search('big', query, { topK: 10, exact: true })
+      const approximate = await ann.search('big', query, { topK: 10 })
+      expect(exact).toHaveLength(10)
+      const truth = new Set(exact.map((m) => m.id))
+      hits += approximate.filter((m) => truth.has(m.id)).length
+    }
+    // recall@10 of the index against the scan
+    expect(hits / 200).toBeGreaterThanOrEqual(0.9)
+  })
+
+  it('rows written after the index was built are found too, and a replaced record is found by its new vector', async () => {
+    await ann.upsert('big', [record('late', 'zebra quartz violin harbour lantern')])
+    const [top] = await ann.search('big', localEmbedding('zebra quartz violin harbour lantern'), { topK: 1 })
+    expect(top).toMatchObject({ id: 'late' })
+    await ann.upsert('big', [record('q5', 'marble pelican saxophone glacier')])
+    const [moved] = await ann.search('big', localEmbedding('marble pelican saxophone glacier'), { topK: 1 })
+    expect(moved!.id).toBe('q5')
+    expect(moved!.score).toBeCloseTo(1, 3)
+  })
+
+  it('a collection under the threshold has no index (a scan answers)', async () => {
+    await ann.upsert('small', [record('a', 'alpha beta')])
+    expect(await ann.hasAnnIndex('small')).toBe(false)
+    expect(await ann.hasAnnIndex('missing')).toBe(false)
+  })
+})
+
 describe('local embedder', () => {
   it('is deterministic: the same text gives the same vector', () => {
     expect(localEmbedding('Acute kidney injury')).toEqual(localEmbedding('Acute kidney injury'))

@@ -1,0 +1,149 @@
+// The question bank's search at scale: GET /quiz/api/questions/bank in keyword, semantic and hybrid mode through the
+// real app, on PostgreSQL and PGlite, at each size of SIZES questions; and the vector index alone: LanceDB's ANN
+// index (HNSW, built once a collection passes ANN_INDEX_MIN_ROWS) against an exact scan of the same vectors, with
+// recall@10 of the index against the scan. Prints figures, asserts nothing.
+//
+//   bun scripts/bench/bank-search.ts            SIZES=10000,100000 QUERIES=200 TARGETS=postgres,pglite
+import { rmSync } from 'node:fs'
+import { boot } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import { localEmbedding } from '../../src/core/embedder'
+import { createLogger } from '../../src/core/log'
+import { ANN_INDEX_MIN_ROWS } from '../../src/core/vectors'
+import { plugins } from '../../plugins'
+import { QUESTIONS_COLLECTION, questionText } from '../../plugins/quiz/services/question-index'
+import { freshDataDir, freshServerDatabase, redact, serverAvailable, SERVER_URL } from './support'
+
+const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number)
+const QUERIES = Number(process.env.QUERIES ?? 200)
+const TARGETS = (process.env.TARGETS ?? 'postgres,pglite').split(',')
+const BATCH = 5_000
+
+// A deterministic vocabulary and question generator (mulberry32), so every run searches the same bank.
+function rng(seed: number) {
+  return () => {
+    seed |= 0
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+const SYLLABLES = ['car', 'dio', 'neu', 'ro', 'gas', 'tro', 'hep', 'at', 'ren', 'al', 'pul', 'mon', 'derm', 'ost', 'eo', 'my', 'col', 'itis', 'oma', 'path', 'ic', 'lys', 'cyt', 'haem', 'endo', 'crin', 'vas', 'cul', 'ar', 'thy']
+const random = rng(42)
+const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!
+const VOCABULARY = Array.from({ length: 3_000 }, () => Array.from({ length: 2 + Math.floor(random() * 3) }, () => pick(SYLLABLES)).join(''))
+const STEMS = ['Which finding is most typical of', 'What is the first-line treatment for', 'Which test best confirms', 'What is the commonest cause of', 'Which complication follows']
+const words = (n: number) => Array.from({ length: n }, () => pick(VOCABULARY)).join(' ')
+const makeQuestion = () => {
+  const options = Array.from({ length: 4 }, () => words(3))
+  return { question_text: `${pick(STEMS)} ${words(6 + Math.floor(random() * 6))}?`, options, correct_answer: options[0]!, explanation: words(12) }
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1)
+async function timed(runs: number, work: (i: number) => Promise<void>): Promise<{ p50: number; p95: number }> {
+  for (let i = 0; i < 5; i++) await work(i) // warm-up
+  const times: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now()
+    await work(i)
+    times.push(performance.now() - start)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: percentile(times, 50), p95: percentile(times, 95) }
+}
+
+interface Row { target: string; size: number; what: string; p50: number; p95: number; note?: string }
+const rows: Row[] = []
+const print = (r: Row) => {
+  rows.push(r)
+  console.log(`${r.target.padEnd(9)} ${String(r.size).padStart(7)}  ${r.what.padEnd(28)} p50 ${ms(r.p50).padStart(7)} ms  p95 ${ms(r.p95).padStart(7)} ms${r.note ? `  ${r.note}` : ''}`)
+}
+
+async function run(target: string, size: number) {
+  const dataDir = freshDataDir('bench-bank')
+  const server = target === 'postgres' ? await freshServerDatabase('bench_bank') : null
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: server?.url ?? 'memory://',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789',
+    DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
+    WORKERS: '0',
+    LOG_LEVEL: 'warn',
+  })
+  const booted = await boot(config, plugins, { log: createLogger('warn') })
+  const { core } = booted
+  try {
+    const register = await booted.fetch(new Request('http://localhost/quiz/api/auth/register', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }),
+    }))
+    const { access_token: token } = (await register.json()) as { access_token: string }
+
+    // Seed: rows in batches (one statement each), and their vectors into the bank's collection.
+    const seedStart = performance.now()
+    const texts: string[] = []
+    for (let done = 0; done < size; done += BATCH) {
+      const batch = Array.from({ length: Math.min(BATCH, size - done) }, makeQuestion)
+      const ids = await core.db.sql<{ id: number }>`
+        insert into quiz.questions (question_text, options, correct_answer, explanation)
+        select e.q ->> 'question_text', e.q -> 'options', e.q ->> 'correct_answer', e.q ->> 'explanation'
+        from jsonb_array_elements(${{ value: batch }}::jsonb -> 'value') with ordinality as e(q, n) order by e.n
+        returning id`
+      await core.vectors.upsert(QUESTIONS_COLLECTION, ids.map((r, i) => ({
+        id: String(r.id), text: batch[i]!.question_text, vector: localEmbedding(questionText(batch[i]!)),
+      })))
+      texts.push(...batch.map((q) => q.question_text))
+    }
+    await core.db.sql`analyze quiz.questions`
+    const indexed = await core.vectors.hasAnnIndex(QUESTIONS_COLLECTION)
+    console.log(`${target} ${size}: seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s; ANN index: ${indexed ? 'yes' : `no (under ${ANN_INDEX_MIN_ROWS} vectors)`}`)
+
+    // Queries: a few words of a stored question (a keyword hit) and a reworded one (semantic).
+    const queryOf = (i: number) => {
+      const source = texts[Math.floor(rng(i + 7)() * texts.length)]!.split(' ')
+      return source.slice(-4, -1).join(' ')
+    }
+    for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
+      let total = 0
+      const figures = await timed(QUERIES, async (i) => {
+        const q = encodeURIComponent(queryOf(i))
+        const res = await booted.fetch(new Request(`http://localhost/quiz/api/questions/bank?q=${q}&search_mode=${mode}&limit=50`, {
+          headers: { authorization: `Bearer ${token}` },
+        }))
+        if (res.status !== 200) throw new Error(`bank search ${mode} answered ${res.status}: ${await res.text()}`)
+        total += ((await res.json()) as { total: number }).total
+      })
+      print({ target, size, what: `bank ${mode}`, ...figures, note: `mean total ${Math.round(total / (QUERIES + 5))}` })
+    }
+
+    // The vector index alone (the same collection): ANN vs an exact scan, recall@10 of the index.
+    const queryVectors = Array.from({ length: QUERIES }, (_, i) => localEmbedding(queryOf(i)))
+    let hits = 0
+    const exactIds: string[][] = []
+    const exact = await timed(QUERIES, async (i) => {
+      const found = await core.vectors.search(QUESTIONS_COLLECTION, queryVectors[i % QUERIES]!, { topK: 10, exact: true })
+      exactIds[i % QUERIES] = found.map((m) => m.id)
+    })
+    const ann = await timed(QUERIES, async (i) => {
+      const found = await core.vectors.search(QUESTIONS_COLLECTION, queryVectors[i % QUERIES]!, { topK: 10 })
+      const truth = new Set(exactIds[i % QUERIES])
+      hits += found.filter((m) => truth.has(m.id)).length
+    })
+    print({ target, size, what: 'vectors exact scan top10', ...exact })
+    print({ target, size, what: `vectors ${indexed ? 'ANN index' : 'no index'} top10`, ...ann, note: `recall@10 ${(hits / ((QUERIES + 5) * 10)).toFixed(3)}` })
+  } finally {
+    await booted.close()
+    await server?.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const targets = TARGETS.filter((t) => t !== 'postgres') as string[]
+if (TARGETS.includes('postgres')) {
+  if (await serverAvailable()) targets.unshift('postgres')
+  else console.log(`PostgreSQL at ${redact(SERVER_URL)} does not answer: PGlite only`)
+}
+console.log(`bank search: sizes ${SIZES.join(', ')}; ${QUERIES} queries per figure; targets ${targets.join(', ')}`)
+for (const size of SIZES) for (const target of targets) await run(target, size)
