@@ -92,7 +92,7 @@ async function run(target: string, size: number) {
         from jsonb_array_elements(${{ value: batch }}::jsonb -> 'value') with ordinality as e(q, n) order by e.n
         returning id`
       await core.vectors.upsert(QUESTIONS_COLLECTION, ids.map((r, i) => ({
-        id: String(r.id), text: batch[i]!.question_text, vector: localEmbedding(questionText(batch[i]!)),
+        id: String(r.id), text: batch[i]!.question_text, vector: localEmbedding(questionText({ id: r.id, ...batch[i]! })),
       })))
       texts.push(...batch.map((q) => q.question_text))
     }
@@ -134,7 +134,7 @@ async function run(target: string, size: number) {
     print({ target, size, what: 'vectors exact scan top10', ...exact })
     print({ target, size, what: `vectors ${indexed ? 'ANN index' : 'no index'} top10`, ...ann, note: `recall@10 ${(hits / ((QUERIES + 5) * 10)).toFixed(3)}` })
   } finally {
-    await booted.close()
+    await booted.shutdown()
     await server?.drop()
     rmSync(dataDir, { recursive: true, force: true })
   }
