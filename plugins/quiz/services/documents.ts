@@ -10,6 +10,7 @@ import type { BodyLimit } from '../../../src/envelope'
 import { HttpError } from '../../../src/core/errors'
 import { defineJob, JobCancelled, type GiveUpContext, type GiveUpOutcome, type JobContext, type JobHandler, type JobStep } from '../../../src/core/jobs'
 import type { Core } from '../../../src/plugin'
+import { EXTRACTION_JOB_KIND } from '../models/extraction'
 import {
   ORIGINAL_FILENAME_MAX, type DocumentResponse, type DocumentStatus, type ProcessingStep, type SectionBody, type SectionResponse,
 } from '../models/documents'
@@ -217,6 +218,20 @@ export async function deleteSection(core: Core, documentId: number, sectionId: n
   const [row] = await core.db.sql<{ id: number }>`
     delete from quiz.sections where id = ${sectionId} and document_id = ${documentId} returning id`
   if (!row) throw HttpError.notFound('section_not_found', MESSAGES.sectionNotFound)
+}
+
+/**
+ * For the staff pages: who started an extraction job and the document of its section (null once the section is
+ * gone); null when there is no such extraction job. Read only.
+ */
+export async function extractionJobSource(core: Core, jobId: string): Promise<{ owner_id: number | null; document_id: number | null } | null> {
+  const job = await core.jobs.get(jobId)
+  if (!job || job.kind !== EXTRACTION_JOB_KIND) return null
+  const sectionId = (job.payload as { section_id?: unknown } | null)?.section_id
+  const [row] = typeof sectionId === 'number'
+    ? await core.db.sql<{ document_id: number }>`select document_id from quiz.sections where id = ${sectionId}`
+    : []
+  return { owner_id: job.owner_id, document_id: row?.document_id ?? null }
 }
 
 // ---- processing ----
