@@ -200,7 +200,7 @@ for (const target of databaseTargets()) {
         ai.reply(() => ({
           questions: [
             q('Which valve separates the left atrium from the left ventricle?', ['Tricuspid valve', 'Mitral valve'], 'Mitral valve', 'The mitral valve.'),
-            q('Which drug is a loop diuretic?', ['Spironolactone', 'Furosemide', 'Hydrochlorothiazide'], 'B', 'Loop of Henle.'),
+            q('Which of these drugs is a loop diuretic?', ['Spironolactone', 'Furosemide', 'Hydrochlorothiazide'], 'B', 'Loop of Henle.'),
             q('Which chamber has the thickest wall?', ['A) Right atrium', 'B) Left ventricle', 'C) Right ventricle'], 'left ventricle'),
             q('Only one option?', ['Yes'], 'Yes'),
             q('Repeated options?', ['Same', 'same'], 'Same'),
@@ -212,7 +212,7 @@ for (const target of databaseTargets()) {
         expect(done.status).toBe('completed')
         expect(shape(await quizQuestions(t, done.quiz_id!))).toEqual([
           q('Which valve separates the left atrium from the left ventricle?', ['Tricuspid valve', 'Mitral valve'], 'Mitral valve', 'The mitral valve.'),
-          q('Which drug is a loop diuretic?', ['Spironolactone', 'Furosemide', 'Hydrochlorothiazide'], 'Furosemide', 'Loop of Henle.'),
+          q('Which of these drugs is a loop diuretic?', ['Spironolactone', 'Furosemide', 'Hydrochlorothiazide'], 'Furosemide', 'Loop of Henle.'),
           q('Which chamber has the thickest wall?', ['Right atrium', 'Left ventricle', 'Right ventricle'], 'Left ventricle'),
         ])
         const dropped = done.steps.find((s) => s.message.includes('invalid dropped'))!

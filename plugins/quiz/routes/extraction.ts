@@ -10,6 +10,10 @@ const createDescription = (api: string) => `Starts an extraction job that builds
 at once; poll GET ${api}/quizzes/job/{job_id}. Without a worker (WORKERS=0) the job runs before this answers, and the
 answer is still \`pending\`. The quiz and its questions are written in one transaction at the end: the questions go into
 the shared bank (with the question category, when given) and the quiz references them.
+An extracted question identical to a bank question (same text and options, ignoring letter case, spacing and option
+order) is not copied: the quiz references the existing one (the lowest id), which keeps its text and any category it
+has; an uncategorized one takes the given category. Identical questions within one extraction become one. A step says
+how many questions were new and how many were reused.
 
 \`extraction_mode\` (default \`standard\`):
 - \`regex\`: no AI. Numbered questions (\`1.\`, \`1)\`, \`Q1.\`, \`Question 1:\`), lettered options (\`A)\`, \`A.\`, \`(a)\`, \`a)\`,

@@ -1,12 +1,16 @@
 // Spec 1, Quizzes: extraction jobs that turn a section's pages into a quiz. POST /api/quizzes/ checks its input
 // and enqueues a job; the job reads the pages, extracts questions (regex or an AI mode), then writes the quiz and
 // its questions in ONE transaction, so a cancelled or failed job leaves nothing behind, and indexes the questions.
+// The bank holds one copy of a question: an extracted question identical to a bank question (same fingerprint:
+// text and options, ignoring case, spacing and option order) is referenced, not inserted again, and only the new
+// ones are embedded.
 // The save records the job's result in that transaction: a run reclaimed after a crash finds it and only indexes
 // the saved quiz again (an upsert by question id), so a crash never makes a second quiz.
 import { HttpError } from '../../../src/core/errors'
 import {
   defineJob, JobCancelled, type GiveUpContext, type GiveUpOutcome, type JobContext, type JobHandler, type JobRecord,
 } from '../../../src/core/jobs'
+import type { Db } from '../../../src/core/db'
 import type { Core } from '../../../src/plugin'
 import type { DocumentStatus, SectionResponse } from '../models/documents'
 import {
@@ -20,6 +24,8 @@ import { extractQuestionsByRegex, PAGE_BREAK } from './regex-extract'
 /** Jobs shown by GET /api/quizzes/jobs: the caller's most recent extraction jobs. */
 export const RECENT_JOBS = 20
 const SERVICE = 'quiz'
+/** The advisory lock every extraction's save takes, so two saves never add one new question twice. */
+const SAVE_LOCK = 'quiz.extraction.save'
 
 export interface ExtractionPayload {
   section_id: number
@@ -182,31 +188,112 @@ async function runExtraction(core: Core, ctx: JobContext<ExtractionPayload>): Pr
       : `No usable questions found in section "${section.name}"`)
   }
 
-  await ctx.step(`Saving the quiz with ${plural(questions.length, 'question')}`)
+  // What the save will do, said before it (no step is written inside the transaction: a step needs a connection of
+  // its own, and waiting for one while holding the save lock could stall every save). The save plans again under its
+  // lock; a save that ended otherwise (another one came between) says so after the commit.
+  const preview = saveStep(await planSave(core.db, questions, false))
+  await ctx.step(preview)
   // Last look before writing: a cancel that came during extraction leaves no quiz at all.
   await ctx.throwIfCancelled()
   const saved = await core.db.transaction(async (tx) => {
+    // One save at a time: two extractions of one new question must not both add it to the bank.
+    await tx.sql`select pg_advisory_xact_lock(hashtext(${SAVE_LOCK}))`
+    const plan = await planSave(tx, questions, true)
     const [quiz] = await tx.sql<{ id: number }>`
       insert into quiz.quizzes (section_id, user_id, title, mode, time_limit_minutes)
       values (${p.section_id}, ${ctx.ownerId}, ${p.title}, ${p.mode}, ${p.time_limit_minutes})
       returning id`
     // From here a cancel is refused; one that came first rolls this transaction back.
     await ctx.recordResult(tx, { quiz_id: quiz!.id })
-    // Identity values follow the order rows are inserted in, so positions can follow the ids.
-    const rows = await tx.sql<{ id: number; question_text: string }>`
+    const fresh = plan.fresh.map((i) => questions[i]!)
+    const inserted = fresh.length === 0 ? [] : await tx.sql<{ id: number; fingerprint: string }>`
       insert into quiz.questions (question_text, options, correct_answer, explanation, question_category_id, source_quiz_id, created_by)
       select e.q ->> 'question_text', e.q -> 'options', e.q ->> 'correct_answer', e.q ->> 'explanation',
         ${p.question_category_id}, ${quiz!.id}, ${ctx.ownerId}
-      from jsonb_array_elements(${{ value: questions }}::jsonb -> 'value') with ordinality as e(q, n)
+      from jsonb_array_elements(${{ value: fresh }}::jsonb -> 'value') with ordinality as e(q, n)
       order by e.n
-      returning id, question_text`
+      returning id, fingerprint`
+    const idOf = new Map(plan.existing)
+    for (const row of inserted) idOf.set(row.fingerprint, row.id)
+    // The quiz's questions in extracted order, each once (a repeat keeps its first place).
+    const ids = [...new Set(plan.fingerprints.map((fp) => idOf.get(fp)!))]
     await tx.sql`
       insert into quiz.quiz_questions (quiz_id, question_id, position)
-      select ${quiz!.id}, id, row_number() over (order by id) from quiz.questions where source_quiz_id = ${quiz!.id}`
-    return { quizId: quiz!.id, ids: rows.map((r) => r.id).sort((a, b) => a - b) }
+      select ${quiz!.id}, e.id::int, e.n from jsonb_array_elements_text(${{ value: ids }}::jsonb -> 'value') with ordinality as e(id, n)`
+    // A reused question keeps its text and any category a moderator gave it; an uncategorized one takes the category
+    // this extraction asked for, so every question of the new quiz is in it.
+    const reusedIds = [...new Set(plan.existing.values())]
+    if (p.question_category_id != null && reusedIds.length > 0) {
+      await tx.sql`
+        update quiz.questions set question_category_id = ${p.question_category_id}, updated_at = now()
+        where question_category_id is null and id in (select jsonb_array_elements_text(${{ value: reusedIds }}::jsonb -> 'value')::int)`
+    }
+    const toIndex: IndexableQuestion[] = fresh.map((q, i) => ({
+      id: idOf.get(plan.fingerprints[plan.fresh[i]!]!)!, question_text: q.question_text, options: q.options,
+    }))
+    return { quizId: quiz!.id, count: ids.length, toIndex, step: saveStep(plan) }
   })
-  return indexSavedQuiz(core, ctx, saved.quizId,
-    saved.ids.map((id, i) => ({ id, question_text: questions[i]!.question_text, options: questions[i]!.options })))
+  if (saved.step !== preview) await afterSaveStep(ctx, saved.step.replace(/^Saving/, 'Saved'))
+  // Only the new questions are embedded: a reused one is in the index already.
+  return indexSavedQuiz(core, ctx, saved.quizId, saved.toIndex, saved.count)
+}
+
+/** How the extracted questions map onto the bank: what is reused, what is new, what repeats within the extraction. */
+interface SavePlan {
+  /** Each extracted question's fingerprint, in extracted order. */
+  fingerprints: string[]
+  /** Fingerprint -> the bank question it reuses (the lowest id of those with that fingerprint). */
+  existing: Map<string, number>
+  /** Indexes (into the extracted list) of the questions to insert: the first of each new fingerprint. */
+  fresh: number[]
+  /** Extracted questions that are already in the bank. */
+  reused: number
+  /** Extracted questions identical to an earlier one of the same extraction (kept once). */
+  repeated: number
+}
+
+/**
+ * Fingerprints the extracted questions the way the bank's generated column does (quiz.question_fingerprint: text
+ * and options trimmed, lower-cased, white space collapsed, options in any order) and finds the bank questions they
+ * match. With `lock` (inside the save) the matched rows are locked (for share) so none is deleted before the quiz
+ * links to it.
+ */
+async function planSave(db: Db, questions: ExtractedQuestion[], lock: boolean): Promise<SavePlan> {
+  const rows = await db.sql<{ n: number; fingerprint: string }>`
+    select e.n::int as n, quiz.question_fingerprint(e.q ->> 'question_text', e.q -> 'options') as fingerprint
+    from jsonb_array_elements(${{ value: questions }}::jsonb -> 'value') with ordinality as e(q, n)
+    order by e.n`
+  const fingerprints = rows.map((r) => r.fingerprint)
+  const wanted = { value: [...new Set(fingerprints)] }
+  const matches = lock
+    ? await db.sql<{ id: number; fingerprint: string }>`
+        select id, fingerprint from quiz.questions
+        where fingerprint in (select jsonb_array_elements_text(${wanted}::jsonb -> 'value'))
+        order by id
+        for share`
+    : await db.sql<{ id: number; fingerprint: string }>`
+        select id, fingerprint from quiz.questions
+        where fingerprint in (select jsonb_array_elements_text(${wanted}::jsonb -> 'value'))
+        order by id`
+  const existing = new Map<string, number>()
+  for (const m of matches) if (!existing.has(m.fingerprint)) existing.set(m.fingerprint, m.id)
+  const plan: SavePlan = { fingerprints, existing, fresh: [], reused: 0, repeated: 0 }
+  const seen = new Set<string>()
+  fingerprints.forEach((fp, i) => {
+    if (seen.has(fp)) plan.repeated++
+    else if (existing.has(fp)) plan.reused++
+    else plan.fresh.push(i)
+    seen.add(fp)
+  })
+  return plan
+}
+
+function saveStep(plan: SavePlan): string {
+  const total = plan.fresh.length + plan.reused
+  const parts = plan.reused === 0 ? [`all new`] : [`${plan.fresh.length} new`, `${plan.reused} already in the question bank (reused)`]
+  const repeats = plan.repeated === 0 ? ''
+    : `; ${plan.repeated} extracted ${plan.repeated === 1 ? 'question repeats' : 'questions repeat'} an earlier one and ${plan.repeated === 1 ? 'is' : 'are'} kept once`
+  return `Saving the quiz with ${plural(total, 'question')}: ${parts.join(', ')}${repeats}`
 }
 
 /** A reclaimed run of a job whose quiz is saved: the quiz's questions as stored, indexed again. */
@@ -215,7 +302,7 @@ async function resumeAfterSave(core: Core, ctx: JobContext<ExtractionPayload>, q
   const questions = await core.db.sql<IndexableQuestion>`
     select q.id, q.question_text, q.options from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
     where qq.quiz_id = ${quizId} order by qq.position`
-  return indexSavedQuiz(core, ctx, quizId, questions.map((q) => ({ ...q, options: optionsOf(q.options) })))
+  return indexSavedQuiz(core, ctx, quizId, questions.map((q) => ({ ...q, options: optionsOf(q.options) })), questions.length)
 }
 
 // The quiz exists once saved: a cancel arriving from then on cannot undo it, so the steps after the save go on.
@@ -227,11 +314,14 @@ async function afterSaveStep(ctx: JobContext<ExtractionPayload>, message: string
   }
 }
 
-/** The steps after the save; safe to repeat (indexing upserts by question id), so a reclaimed run may redo them. */
+/**
+ * The steps after the save; safe to repeat (indexing upserts by question id and replaces a question's near-duplicate
+ * pairs), so a reclaimed run may redo them, and may index reused questions again.
+ */
 async function indexSavedQuiz(
-  core: Core, ctx: JobContext<ExtractionPayload>, quizId: number, questions: IndexableQuestion[],
+  core: Core, ctx: JobContext<ExtractionPayload>, quizId: number, questions: IndexableQuestion[], total: number,
 ): Promise<ExtractionResult> {
-  await afterSaveStep(ctx, `Indexing ${plural(questions.length, 'question')} for search`)
+  if (questions.length > 0) await afterSaveStep(ctx, `Indexing ${plural(questions.length, questions.length === total ? 'question' : 'new question')} for search`)
   try {
     await indexQuestions(core, questions)
   } catch (err) {
@@ -239,7 +329,7 @@ async function indexSavedQuiz(
     core.log.warn({ err, quiz: quizId }, 'indexing extracted questions failed')
     await afterSaveStep(ctx, 'Search index not updated (an admin can regenerate embeddings)')
   }
-  await afterSaveStep(ctx, `Quiz ${quizId} created with ${plural(questions.length, 'question')}`)
+  await afterSaveStep(ctx, `Quiz ${quizId} created with ${plural(total, 'question')}`)
   return { quiz_id: quizId }
 }
 
