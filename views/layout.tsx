@@ -143,4 +143,6 @@ export const ErrorPage = (p: { status: number; message: string; base: string; br
 
 /** htmx request for a fragment: HX-Request without HX-Boosted (a boosted request gets the whole page). */
 export const isFragment = (request: Request) =>
-  request.headers.get('hx-request') === 'true' && request.headers.get('hx-boosted') !== 'true'
+  request.headers.get('hx-request') === 'true' && request.headers.get('hx-boosted') !== 'true' &&
+  // htmx restoring a page from history (its cache missed) asks with HX-Request too, and needs the whole page
+  request.headers.get('hx-history-restore-request') !== 'true'
