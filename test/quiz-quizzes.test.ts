@@ -11,13 +11,13 @@ import { API, createAccount, expectDetail, expectValidation, makeRegexQuiz, regi
 
 setDefaultTimeout(30_000)
 
-const QUIZ_KEYS = ['created_at', 'id', 'is_published', 'mode', 'questions_count', 'section_id', 'time_limit_minutes', 'title', 'user_id']
+const QUIZ_KEYS = ['category_id', 'created_at', 'id', 'is_published', 'mode', 'questions_count', 'section_id', 'time_limit_minutes', 'title', 'user_id']
 const QUESTION_KEYS = ['id', 'image_path', 'options', 'position', 'question_text', 'question_type']
 const ITEM_KEYS = ['correct_answer', 'explanation', 'id', 'options', 'question_text', 'question_type']
 
 interface QuizBody {
   id: number; section_id: number | null; user_id: number; title: string; questions_count: number; mode: string
-  time_limit_minutes: number | null; is_published: 0 | 1; created_at: string
+  time_limit_minutes: number | null; is_published: 0 | 1; category_id: number | null; created_at: string
 }
 interface QuestionBody {
   id: number; position: number; question_text: string; question_type: string; options: string[]; image_path: string | null
@@ -85,7 +85,7 @@ for (const target of databaseTargets()) {
         const mine = list.filter((q) => q.id === older || q.id === newer)
         expect(mine.map((q) => q.id)).toEqual([newer, older])
         expect(Object.keys(mine[0]!).sort()).toEqual(QUIZ_KEYS)
-        expect(mine[0]).toMatchObject({ id: newer, questions_count: 4, mode: 'timed', time_limit_minutes: 20, is_published: 0, user_id: moderator.id })
+        expect(mine[0]).toMatchObject({ id: newer, questions_count: 4, mode: 'timed', time_limit_minutes: 20, is_published: 0, user_id: moderator.id, category_id: null })
         expect(mine[1]).toMatchObject({ questions_count: 2, mode: 'learning', time_limit_minutes: null })
         expect(Number.isNaN(Date.parse(mine[0]!.created_at))).toBe(false)
         // the trailing-slash path answers the same

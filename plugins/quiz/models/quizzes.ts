@@ -24,6 +24,7 @@ export const QuizResponse = t.Object({
   mode: QuizMode,
   time_limit_minutes: t.Nullable(t.Integer()),
   is_published: t.Integer({ minimum: 0, maximum: 1, description: '1 when published (regular users see it), else 0' }),
+  category_id: t.Nullable(t.Integer({ description: 'The quiz category the quiz is in; null when uncategorized' })),
   created_at: t.String({ format: 'date-time' }),
 })
 export type QuizResponse = typeof QuizResponse.static
@@ -59,6 +60,12 @@ export const QuizReview = t.Object({
 }, { title: 'QuizReview', description: 'The quiz with full answers, for review' })
 // The answered view first: a response is matched against the members in order.
 export const QuizView = t.Union([QuizLearningDetail, QuizDetail])
+
+export const QuizListQuery = t.Object({
+  category_id: t.Optional(RowId('Only quizzes in this quiz category (an unknown category gives an empty list)')),
+  uncategorized: t.Optional(t.Boolean({ default: false, description: 'true: only quizzes in no category; not together with category_id' })),
+})
+export type QuizListQuery = typeof QuizListQuery.static
 
 export const StudyQuery = t.Object({
   study: t.Optional(t.Boolean({ default: false, description: 'true: answers and explanations are included whatever the quiz mode' })),

@@ -4,20 +4,39 @@
 // services/quizzes.ts.
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
-import { RowId } from '../../../src/core/schema'
+import { INT4_MAX, RowId } from '../../../src/core/schema'
 import { isFragment, pageContext } from '../../../views/layout'
 import { FormBody, formErrors, formFailure, formFields, hasErrors, html, redirect } from '../../../views/page'
-import { QuestionPatch, RenameBody } from '../models/quizzes'
+import { QuestionPatch, RenameBody, type QuizListQuery } from '../models/quizzes'
 import { hasRole, type QuizUser } from '../services/accounts'
+import { listQuizCategories, setQuizCategory } from '../services/categories'
 import * as quizzes from '../services/quizzes'
 import type { QuizState } from '../state'
 import {
-  PublishedList, QuestionEditForm, QuestionList, QuestionRow, questionValues, QuizPage, QuizTable, QuizzesPage, RenameForm,
-  TrashPage, TrashTable, type Back, type QuestionValues,
+  CategoryForm, PublishedList, QuestionEditForm, QuestionList, QuestionRow, questionValues, QuizPage, QuizTable, QuizzesPage, RenameForm,
+  TrashPage, TrashTable, type Back, type CategoryFilter, type QuestionValues,
 } from '../views/quizzes'
 
 const QuizParams = t.Object({ id: RowId() })
 const QuestionParams = t.Object({ id: RowId(), question_id: RowId() })
+/** The list's category filter: a quiz category's id, `none` for the uncategorized quizzes, or empty for all. */
+const ListQuery = t.Object({ category_id: t.Optional(t.Union([RowId(), t.Literal('none'), t.Literal('')])) })
+
+/** A filter value as the page carries it (query or a form's hidden field) and as the service takes it; anything else is no filter. */
+function categoryFilter(value: unknown): { filter: CategoryFilter; query: QuizListQuery } {
+  if (value === 'none') return { filter: 'none', query: { uncategorized: true } }
+  const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : NaN
+  if (id >= 1 && id <= INT4_MAX) return { filter: String(id), query: { category_id: id } }
+  return { filter: '', query: {} }
+}
+
+/** A category select's value: '' for none, else a quiz category id (422 for anything else). */
+function categoryChoice(value: string | undefined): number | null {
+  if (!value) return null
+  const id = /^\d{1,10}$/.test(value) ? Number(value) : NaN
+  if (!(id >= 1 && id <= INT4_MAX)) throw HttpError.unprocessable('invalid_input', 'Choose a category', { category_id: 'Choose a category' })
+  return id
+}
 
 const requireModerator = (user: QuizUser) => {
   if (!hasRole(user, 'moderator')) throw HttpError.forbidden('insufficient_role', 'Only moderators manage quizzes')
@@ -43,26 +62,33 @@ export const quizzesPages = ({ core, pages }: QuizState) => {
     if (b === 'quiz') return `${base}/quizzes/${quizId}`
     return `${base}/quizzes`
   }
-  /** After a list action: the table htmx targets (by its id), or Post/Redirect/Get. */
-  const afterAction = async (request: Request, user: QuizUser, back: string | undefined, quizId: number) => {
+  /** After a list action: the table htmx targets (by its id), or Post/Redirect/Get; the list keeps its category filter. */
+  const afterAction = async (request: Request, user: QuizUser, back: string | undefined, quizId: number, filterValue?: string) => {
     const target = request.headers.get('hx-target')
-    if (isFragment(request) && target === 'quizzes') return html(QuizTable({ base, quizzes: await quizzes.listQuizzes(core, user) }))
+    const { filter, query } = categoryFilter(filterValue)
+    if (isFragment(request) && target === 'quizzes') {
+      const [list, categories] = [await quizzes.listQuizzes(core, user, query), await listQuizCategories(core)]
+      return html(QuizTable({ base, quizzes: list, categories, filter }))
+    }
     if (isFragment(request) && target === 'trash') return html(TrashTable({ base, quizzes: await quizzes.listTrash(core) }))
-    return redirect(backTo(back, quizId))
+    const to = backTo(back, quizId)
+    return redirect(filter && to === `${base}/quizzes` ? `${to}?category_id=${filter}` : to)
   }
   const quizPage = async (user: QuizUser, quizId: number, extra: Partial<Parameters<typeof QuizPage>[0]> = {}, status = 200) => {
     const { quiz, questions } = await quizzes.quizWithQuestions(core, quizId)
-    return html(QuizPage({ ctx, user, quiz, questions, ...extra }), { status })
+    return html(QuizPage({ ctx, user, quiz, questions, categories: await listQuizCategories(core), ...extra }), { status })
   }
 
   return new Elysia({ prefix: '/quizzes' })
     .use(pages)
-    .get('', async ({ request, user }) => {
+    .get('', async ({ request, user, query }) => {
       const moderator = hasRole(user, 'moderator')
-      const list = await quizzes.listQuizzes(core, user)
-      if (isFragment(request)) return html(moderator ? QuizTable({ base, quizzes: list }) : PublishedList({ quizzes: list }))
-      return html(QuizzesPage({ ctx, user, quizzes: list, moderator }))
-    }, { signedIn: true })
+      const { filter, query: listQuery } = categoryFilter(query.category_id)
+      const list = await quizzes.listQuizzes(core, user, listQuery)
+      const categories = await listQuizCategories(core)
+      if (isFragment(request)) return html(moderator ? QuizTable({ base, quizzes: list, categories, filter }) : PublishedList({ quizzes: list, filter }))
+      return html(QuizzesPage({ ctx, user, quizzes: list, moderator, categories, filter }))
+    }, { signedIn: true, query: ListQuery })
     .get('/trash', async ({ request, user }) => {
       requireModerator(user)
       const list = await quizzes.listTrash(core)
@@ -92,17 +118,35 @@ export const quizzesPages = ({ core, pages }: QuizState) => {
         return html(RenameForm({ base, quiz, value: f.title ?? '', error }), { status: 422 })
       }
     }, { signedIn: true, params: QuizParams, body: FormBody })
+    .post('/:id/category', async ({ request, user, params, body }) => {
+      requireModerator(user)
+      const f = formFields(body)
+      try {
+        await setQuizCategory(core, params.id, categoryChoice(f.category_id))
+        if (!isFragment(request)) return redirect(`${base}/quizzes/${params.id}`)
+        const { quiz } = await quizzes.quizWithQuestions(core, params.id)
+        return html(CategoryForm({ base, quiz, categories: await listQuizCategories(core), saved: true }))
+      } catch (err) {
+        // the quiz gone is the error page; a category deleted meanwhile (or a forged value) is said next to the select
+        if (err instanceof HttpError && (err.code === 'quiz_not_found' || err.status === 403)) throw err
+        const { errors, flash } = formFailure(err)
+        const error = errors?.category_id ?? (err instanceof HttpError && err.code === 'category_not_found' ? 'That category no longer exists: choose another' : flash.text)
+        if (!isFragment(request)) return quizPage(user, params.id, { flash, categoryError: error }, 422)
+        const { quiz } = await quizzes.quizWithQuestions(core, params.id)
+        return html(CategoryForm({ base, quiz, categories: await listQuizCategories(core), error }), { status: 422 })
+      }
+    }, { signedIn: true, params: QuizParams, body: FormBody })
     .post('/:id/publish', async ({ request, user, params, body }) => {
       requireModerator(user)
       const f = formFields(body)
       await quizzes.publishQuiz(core, params.id, f.published !== '0')
-      return afterAction(request, user, f.back, params.id)
+      return afterAction(request, user, f.back, params.id, f.category_id)
     }, { signedIn: true, params: QuizParams, body: FormBody })
     .post('/:id/trash', async ({ request, user, params, body }) => {
       requireModerator(user)
       const f = formFields(body)
       await quizzes.trashQuiz(core, params.id)
-      return afterAction(request, user, f.back === 'quiz' ? 'list' : f.back, params.id)
+      return afterAction(request, user, f.back === 'quiz' ? 'list' : f.back, params.id, f.category_id)
     }, { signedIn: true, params: QuizParams, body: FormBody })
     .post('/:id/restore', async ({ request, user, params, body }) => {
       requireModerator(user)
@@ -118,7 +162,7 @@ export const quizzesPages = ({ core, pages }: QuizState) => {
     // A boosted form post puts its action in the address bar: a reload (a GET) lands on a page, never a 404.
     .get('/:id/:action', ({ params }) =>
       redirect(params.action === 'restore' || params.action === 'delete-permanently' ? `${base}/quizzes/trash` : `${base}/quizzes/${params.id}`), {
-      signedIn: true, params: t.Object({ id: RowId(), action: t.Union([t.Literal('rename'), t.Literal('publish'), t.Literal('trash'), t.Literal('restore'), t.Literal('delete-permanently')]) }),
+      signedIn: true, params: t.Object({ id: RowId(), action: t.Union([t.Literal('rename'), t.Literal('category'), t.Literal('publish'), t.Literal('trash'), t.Literal('restore'), t.Literal('delete-permanently')]) }),
     })
     .get('/:id/questions/:question_id/remove', ({ params }) => redirect(`${base}/quizzes/${params.id}`), { signedIn: true, params: QuestionParams })
     .get('/:id/questions/:question_id', async ({ request, user, params }) => {

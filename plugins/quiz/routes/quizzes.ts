@@ -2,7 +2,7 @@
 // Routing, guards, validation and response shaping only. `trash` is declared before `/:quiz_id`.
 import { Elysia, t } from 'elysia'
 import {
-  PublishQuery, PublishResponse, QuestionItem, QuestionPatch, QuizDetail, QuizParams, QuizQuestionParams, QuizResponse,
+  PublishQuery, PublishResponse, QuestionItem, QuestionPatch, QuizDetail, QuizListQuery, QuizParams, QuizQuestionParams, QuizResponse,
   QuizReview, QuizView, RenameBody, ShuffleQuery, StudyQuery,
 } from '../models/quizzes'
 import * as quizzes from '../services/quizzes'
@@ -16,11 +16,16 @@ export const quizzesRoutes = ({ core, auth }: QuizState) => {
   return new Elysia({ prefix: '/api/quizzes' })
     .use(auth)
     // '' documents the path without a trailing slash (OpenAPI style); /api/quizzes/ is served too.
-    .get('', ({ user }) => quizzes.listQuizzes(core, user), {
-      role: 'user', response: t.Array(QuizResponse),
+    .get('', ({ user, query }) => quizzes.listQuizzes(core, user, query), {
+      role: 'user', query: QuizListQuery, response: t.Array(QuizResponse),
       detail: {
         tags, summary: 'List quizzes',
-        description: 'Newest first. Moderators see every quiz that is not in the trash, published or not; other users see published quizzes only.',
+        description: [
+          'Newest first. Moderators see every quiz that is not in the trash, published or not; other users see published quizzes only.',
+          '`category_id` keeps the quizzes of one quiz category (an unknown category gives an empty list), `uncategorized=true`',
+          'the quizzes in no category; asking for both is refused (400). Each quiz carries its `category_id` (null when uncategorized);',
+          `set it with PATCH ${api}/categories/quizzes/{quiz_id}.`,
+        ].join(' '),
       },
     })
     .get('/trash', () => quizzes.listTrash(core), {

@@ -5,7 +5,7 @@ import { rawSql as raw } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import type { Role } from '../models/accounts'
-import type { QuestionItem, QuestionPatch, QuizAnsweredQuestion, QuizResponse } from '../models/quizzes'
+import type { QuestionItem, QuestionPatch, QuizAnsweredQuestion, QuizListQuery, QuizResponse } from '../models/quizzes'
 import { hasRole } from './accounts'
 import { indexQuestions, optionsOf, unindexQuestions } from './question-index'
 
@@ -14,7 +14,7 @@ type QuizRow = Omit<QuizResponse, 'created_at'> & { created_at: Date; deleted: b
 
 const QUIZ_COLUMNS = raw(`q.id, q.section_id, q.user_id, q.title,
   (select count(*) from quiz.quiz_questions qq where qq.quiz_id = q.id)::int as questions_count,
-  q.mode, q.time_limit_minutes, case when q.is_published then 1 else 0 end as is_published, q.created_at,
+  q.mode, q.time_limit_minutes, case when q.is_published then 1 else 0 end as is_published, q.category_id, q.created_at,
   q.deleted_at is not null as deleted`)
 
 const toQuizResponse = ({ deleted: _, created_at, ...row }: QuizRow): QuizResponse => ({ ...row, created_at: created_at.toISOString() })
@@ -37,12 +37,22 @@ async function activeQuiz(core: Core, quizId: number, user?: Caller, lock = fals
   return quiz
 }
 
-/** GET /api/quizzes/: moderators see every quiz out of the trash, others the published ones; newest first. */
-export async function listQuizzes(core: Core, user: Caller): Promise<QuizResponse[]> {
+/**
+ * GET /api/quizzes/: moderators see every quiz out of the trash, others the published ones; newest first. Optionally
+ * only one quiz category's quizzes, or only the uncategorized ones (asking for both is a contradiction: 400).
+ */
+export async function listQuizzes(core: Core, user: Caller, filter: QuizListQuery = {}): Promise<QuizResponse[]> {
   const all = isModerator(user)
+  const categoryId = filter.category_id ?? null
+  const uncategorized = filter.uncategorized ?? false
+  if (categoryId !== null && uncategorized) {
+    throw HttpError.badRequest('conflicting_filters', 'Use either category_id or uncategorized=true, not both')
+  }
   const rows = await core.db.sql<QuizRow>`
     select ${QUIZ_COLUMNS} from quiz.quizzes q
     where q.deleted_at is null and (${all}::boolean or q.is_published)
+      and (${categoryId}::int is null or q.category_id = ${categoryId}::int)
+      and (not ${uncategorized}::boolean or q.category_id is null)
     order by q.created_at desc, q.id desc`
   return rows.map(toQuizResponse)
 }

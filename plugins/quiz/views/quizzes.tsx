@@ -5,6 +5,7 @@ import { Layout, type Errors, type Flash, type PageContext } from '../../../view
 import type { UserResponse } from '../models/accounts'
 import { TITLE_MAX } from '../models/extraction'
 import type { QuizAnsweredQuestion, QuizResponse } from '../models/quizzes'
+import type { QuizCategory } from '../services/categories'
 import { BRAND, SignedInNav } from './accounts'
 
 /** Where a list action sends the browser back to (a form field, mapped to our own paths only). */
@@ -28,28 +29,62 @@ const ActionForm = (p: { base: string; quizId: number; action: string; label: st
   </form>
 )
 
-/** The moderators' table of quizzes out of the trash; also the fragment list actions swap in. */
-export const QuizTable = ({ base, quizzes }: { base: string; quizzes: QuizResponse[] }) => (
+/**
+ * The list's category filter as the page's query carries it: '' for every quiz, `none` for the uncategorized ones,
+ * or a quiz category's id.
+ */
+export type CategoryFilter = string
+
+const categoryName = (categories: QuizCategory[], id: number | null) => (id === null ? null : categories.find((c) => c.id === id)?.name ?? null)
+
+/** A GET form: works as a plain link without JavaScript; htmx swaps only the list and keeps the address. */
+export const QuizFilter = ({ base, categories, filter }: { base: string; categories: QuizCategory[]; filter: CategoryFilter }) => (
+  <form id="quiz-filter" class="inline" action={`${base}/quizzes`} method="get" role="search" hx-get={`${base}/quizzes`}
+    hx-target="#quizzes" hx-swap="outerHTML" hx-push-url="true" hx-trigger="change, submit">
+    <label for="filter-category">
+      <span>Category</span>
+      <select id="filter-category" name="category_id">
+        <option value="" selected={filter === '' ? true : undefined}>All categories</option>
+        <option value="none" selected={filter === 'none' ? true : undefined}>No category</option>
+        {categories.map((c) => <option value={String(c.id)} selected={filter === String(c.id) ? true : undefined} safe>{c.name}</option>)}
+      </select>
+    </label>{' '}
+    <button type="submit" class="secondary">Show</button>
+  </form>
+)
+
+const emptyText = (filter: CategoryFilter, none: string) => (filter ? 'No quizzes match this category.' : none)
+
+/** The moderators' table of quizzes out of the trash; also the fragment list actions and the filter swap in. */
+export const QuizTable = ({ base, quizzes, categories = [], filter = '' }: { base: string; quizzes: QuizResponse[]; categories?: QuizCategory[]; filter?: CategoryFilter }) => (
   <div id="quizzes">
-    {quizzes.length === 0 ? <p class="muted">No quizzes yet.</p> : (
+    {quizzes.length === 0 ? <p class="muted">{emptyText(filter, 'No quizzes yet.')}</p> : (
       <table>
         <thead>
-          <tr><th scope="col">Title</th><th scope="col">Questions</th><th scope="col">Mode</th><th scope="col">Published</th><th scope="col">Actions</th></tr>
+          <tr>
+            <th scope="col">Title</th><th scope="col">Category</th><th scope="col">Questions</th><th scope="col">Mode</th>
+            <th scope="col">Published</th><th scope="col">Actions</th>
+          </tr>
         </thead>
         <tbody>
-          {quizzes.map((q) => (
-            <tr id={`quiz-${q.id}`}>
-              <td><a href={`${base}/quizzes/${q.id}`} safe>{q.title}</a></td>
-              <td>{q.questions_count}</td>
-              <td>{q.mode}</td>
-              <td>{q.is_published ? 'Yes' : 'No'}</td>
-              <td>
-                <ActionForm base={base} quizId={q.id} action="publish" back="list" target="quizzes"
-                  label={q.is_published ? 'Unpublish' : 'Publish'} extra={{ published: q.is_published ? '0' : '1' }} />
-                <ActionForm base={base} quizId={q.id} action="trash" back="list" target="quizzes" label="Move to trash" />
-              </td>
-            </tr>
-          ))}
+          {quizzes.map((q) => {
+            const category = categoryName(categories, q.category_id)
+            const keep: Record<string, string> = filter ? { category_id: filter } : {}
+            return (
+              <tr id={`quiz-${q.id}`}>
+                <td><a href={`${base}/quizzes/${q.id}`} safe>{q.title}</a></td>
+                <td>{category === null ? <span class="muted">None</span> : <span safe>{category}</span>}</td>
+                <td>{q.questions_count}</td>
+                <td>{q.mode}</td>
+                <td>{q.is_published ? 'Yes' : 'No'}</td>
+                <td>
+                  <ActionForm base={base} quizId={q.id} action="publish" back="list" target="quizzes"
+                    label={q.is_published ? 'Unpublish' : 'Publish'} extra={{ published: q.is_published ? '0' : '1', ...keep }} />
+                  <ActionForm base={base} quizId={q.id} action="trash" back="list" target="quizzes" label="Move to trash" extra={keep} />
+                </td>
+              </tr>
+            )
+          })}
         </tbody>
       </table>
     )}
@@ -57,9 +92,9 @@ export const QuizTable = ({ base, quizzes }: { base: string; quizzes: QuizRespon
 )
 
 /** What a regular user sees: the published quizzes, read only. */
-export const PublishedList = ({ quizzes }: { quizzes: QuizResponse[] }) => (
+export const PublishedList = ({ quizzes, filter = '' }: { quizzes: QuizResponse[]; filter?: CategoryFilter }) => (
   <div id="quizzes">
-    {quizzes.length === 0 ? <p class="muted">No quizzes are published yet.</p> : (
+    {quizzes.length === 0 ? <p class="muted">{emptyText(filter, 'No quizzes are published yet.')}</p> : (
       <ul>
         {quizzes.map((q) => (
           <li><span safe>{q.title}</span> <span class="muted" safe>{`(${q.questions_count} questions, ${q.mode})`}</span></li>
@@ -69,11 +104,14 @@ export const PublishedList = ({ quizzes }: { quizzes: QuizResponse[] }) => (
   </div>
 )
 
-export const QuizzesPage = (p: Frame & { quizzes: QuizResponse[]; moderator: boolean }) => (
+export const QuizzesPage = (p: Frame & { quizzes: QuizResponse[]; moderator: boolean; categories: QuizCategory[]; filter: CategoryFilter }) => (
   <Layout title="Quizzes" base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />} flash={p.flash}>
     <h1>Quizzes</h1>
     {p.moderator ? <QuizzesNav base={p.ctx.base} /> : ''}
-    {p.moderator ? <QuizTable base={p.ctx.base} quizzes={p.quizzes} /> : <PublishedList quizzes={p.quizzes} />}
+    <QuizFilter base={p.ctx.base} categories={p.categories} filter={p.filter} />
+    {p.moderator
+      ? <QuizTable base={p.ctx.base} quizzes={p.quizzes} categories={p.categories} filter={p.filter} />
+      : <PublishedList quizzes={p.quizzes} filter={p.filter} />}
   </Layout>
 )
 
@@ -217,7 +255,30 @@ export const RenameForm = (p: { base: string; quiz: QuizResponse; value?: string
   </form>
 )
 
-export const QuizPage = (p: Frame & { quiz: QuizResponse; questions: QuizAnsweredQuestion[]; editing?: Editing; renameValue?: string; renameError?: string }) => (
+/** The quiz's category: a select of the quiz categories (or none); saving swaps the form with a note. */
+export const CategoryForm = (p: { base: string; quiz: QuizResponse; categories: QuizCategory[]; error?: string; saved?: boolean }) => (
+  <form id="quiz-category" class="stack" action={`${p.base}/quizzes/${p.quiz.id}/category`} method="post"
+    hx-post={`${p.base}/quizzes/${p.quiz.id}/category`} hx-target="this" hx-swap="outerHTML">
+    <label for="quiz-category-select">
+      <span>Category</span>
+      <select id="quiz-category-select" name="category_id" aria-invalid={p.error ? 'true' : undefined}
+        aria-describedby={p.error ? 'quiz-category-error' : undefined}>
+        <option value="" selected={p.quiz.category_id === null ? true : undefined}>No category</option>
+        {p.categories.map((c) => <option value={String(c.id)} selected={p.quiz.category_id === c.id ? true : undefined} safe>{c.name}</option>)}
+      </select>
+      {p.error ? <span class="field-error" id="quiz-category-error" safe>{p.error}</span> : ''}
+    </label>
+    <div>
+      <button type="submit">Set category</button> {p.saved ? <span class="muted" role="status">Saved.</span> : ''}
+      {p.categories.length === 0 ? <span class="muted"> No quiz categories yet: add them on the <a href={`${p.base}/categories`}>categories page</a>.</span> : ''}
+    </div>
+  </form>
+)
+
+export const QuizPage = (p: Frame & {
+  quiz: QuizResponse; questions: QuizAnsweredQuestion[]; categories: QuizCategory[]; editing?: Editing
+  renameValue?: string; renameError?: string; categoryError?: string
+}) => (
   <Layout title={p.quiz.title} base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />} flash={p.flash}>
     <h1 safe>{p.quiz.title}</h1>
     <QuizzesNav base={p.ctx.base} />
@@ -228,10 +289,13 @@ export const QuizPage = (p: Frame & { quiz: QuizResponse; questions: QuizAnswere
       <dd>{p.quiz.mode}</dd>
       <dt>Published</dt>
       <dd>{p.quiz.is_published ? 'Yes' : 'No'}</dd>
+      <dt>Category</dt>
+      <dd>{categoryName(p.categories, p.quiz.category_id) === null ? 'None' : <span safe>{categoryName(p.categories, p.quiz.category_id)}</span>}</dd>
     </dl>
     <section>
       <h2>Settings</h2>
       <RenameForm base={p.ctx.base} quiz={p.quiz} value={p.renameValue} error={p.renameError} />
+      <CategoryForm base={p.ctx.base} quiz={p.quiz} categories={p.categories} error={p.categoryError} />
       <div>
         <ActionForm base={p.ctx.base} quizId={p.quiz.id} action="publish" back="quiz"
           label={p.quiz.is_published ? 'Unpublish' : 'Publish'} extra={{ published: p.quiz.is_published ? '0' : '1' }} />{' '}
