@@ -86,10 +86,11 @@ async function checkPage(page: Page, label: string, status: number): Promise<str
 
   const targets = await page.evaluate(() => [
     ...[...document.querySelectorAll('a[href]')].map((a) => ({ kind: 'link', href: (a as HTMLAnchorElement).href, signOut: false })),
-    ...[...document.querySelectorAll('form')].map((f) => ({
+    // the attribute, not f.action: a control named "action" would shadow that property
+    ...[...document.querySelectorAll('form')].map((f) => new URL(f.getAttribute('action') ?? '', location.href)).map((action, i) => ({
       kind: 'form action',
-      href: f.action,
-      signOut: f.hasAttribute('data-app-logout') || /\/logout$/.test(new URL(f.action, location.href).pathname),
+      href: action.href,
+      signOut: document.querySelectorAll('form')[i]!.hasAttribute('data-app-logout') || /\/logout$/.test(action.pathname),
     })),
   ])
   const origin = new URL(base).origin
@@ -300,6 +301,81 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     await context.close()
     expect(problems).toEqual([])
   }, 30_000)
+
+  it("a moderator's day through the pages alone: upload, section, extraction, the quiz, a question edited, published, the bank", async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems: string[] = []
+    const shot = async (name: string) => {
+      if (SHOTS) await page.screenshot({ path: `${SHOTS}/walk-${name}.png`, fullPage: true })
+    }
+    await page.goto('/quiz/login')
+    await page.getByLabel('Email').fill(QUIZ_ADMIN.email)
+    await page.getByLabel('Password').fill(QUIZ_ADMIN.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(/\/quiz\/$/)
+
+    // Upload: the nav names the area; the form is a plain multipart post that lands on the document's page.
+    await page.getByRole('navigation').getByRole('link', { name: 'Documents' }).click()
+    await page.waitForURL('**/quiz/documents')
+    problems.push(...(await checkPage(page, 'documents', 200)))
+    await shot('1-documents')
+    const pdfPath = join(dataDir, 'walk.pdf')
+    await Bun.write(pdfPath, await makePdf([
+      ['1. Which chamber pumps blood into the aorta?', 'A) Right atrium', 'B) Left ventricle', 'C) Right ventricle', 'Answer: B'],
+      ['2. Which vessel carries blood from the lungs?', 'A) Pulmonary vein', 'B) Vena cava', 'Answer: A'],
+    ]))
+    await page.getByLabel('PDF file').setInputFiles(pdfPath)
+    await page.getByRole('button', { name: 'Upload', exact: true }).click()
+    await page.waitForURL(/\/quiz\/documents\/\d+(\?|$)/)
+    await page.getByText('Add a section', { exact: false }).first().waitFor()
+    problems.push(...(await checkPage(page, 'a document, processed', 200)))
+    await shot('2-document')
+
+    // A section, then a quiz from it by pattern matching (no AI on this server).
+    await page.getByLabel('Section name').fill('Cardiology')
+    await page.locator('#section-start').fill('1')
+    await page.locator('#section-end').fill('2')
+    await page.getByRole('button', { name: 'Add the section' }).click()
+    await page.getByText('Make a quiz from "Cardiology"').click()
+    await page.getByLabel('Quiz title').fill('Heart basics')
+    await page.getByLabel('Pattern matching (no AI)').check()
+    problems.push(...(await checkPage(page, 'a document with a section and its quiz form open', 200)))
+    await shot('3-section')
+    await page.getByRole('button', { name: 'Make the quiz' }).click()
+    await page.waitForURL(/\/quiz\/documents\/jobs\//)
+    await page.getByRole('link', { name: /quiz/i }).filter({ hasText: /open|quiz/i }).first().waitFor()
+    problems.push(...(await checkPage(page, 'the extraction job, completed', 200)))
+    await shot('4-job')
+
+    // The quiz: edit a question in place, then publish it.
+    const quizLink = page.locator('main a[href*="/quiz/quizzes/"]').first()
+    await quizLink.click()
+    await page.waitForURL(/\/quiz\/quizzes\/\d+(\?|#|$)/)
+    await page.getByRole('link', { name: 'Edit question' }).first().click()
+    await page.getByText('applies to every quiz that uses it').waitFor()
+    const text = page.locator('textarea[name="question_text"]').first()
+    await text.fill('Which chamber of the heart pumps blood into the aorta?')
+    await page.getByRole('button', { name: 'Save question' }).click()
+    await page.getByText('Which chamber of the heart pumps blood into the aorta?').waitFor()
+    await page.getByRole('button', { name: 'Publish', exact: true }).click()
+    await page.locator('dd', { hasText: 'Yes' }).first().waitFor()
+    problems.push(...(await checkPage(page, 'the quiz, edited and published', 200)))
+    await shot('5-quiz')
+
+    // The bank shows the edited question; categories are one click away.
+    await page.getByRole('navigation').getByRole('link', { name: 'Question bank' }).click()
+    await page.waitForURL('**/quiz/bank')
+    await page.getByText('Which chamber of the heart pumps blood into the aorta?').first().waitFor()
+    problems.push(...(await checkPage(page, 'the question bank', 200)))
+    await shot('6-bank')
+    await page.getByRole('navigation').getByRole('link', { name: 'Categories' }).click()
+    await page.waitForURL('**/quiz/categories')
+    problems.push(...(await checkPage(page, 'categories', 200)))
+    await shot('7-categories')
+    await context.close()
+    expect(problems).toEqual([])
+  }, 60_000)
 
   it('the sign-in forms of both services re-rendered after a wrong password', async () => {
     const context = await newContext()

@@ -220,14 +220,14 @@ for (const target of databaseTargets()) {
     it('set category for the selected questions: Post/Redirect/Get with a notice; the API agrees', async () => {
       const [cat] = await t.db.sql<{ id: number }>`insert into quiz.question_categories (name) values ('Bulk from page') returning id`
       const back = `/quiz/bank?quiz_id=${quiz}`
-      const res = await post('/quiz/bank/selection', [['question_ids', String(ids[0])], ['question_ids', String(ids[2])], ['action', 'set_category'], ['category', String(cat!.id)], ['back', back]])
+      const res = await post('/quiz/bank/selection', [['question_ids', String(ids[0])], ['question_ids', String(ids[2])], ['do', 'set_category'], ['category', String(cat!.id)], ['back', back]])
       expect(res.status).toBe(303)
       expect(res.headers.get('location')).toBe(`/quiz/bank?quiz_id=${quiz}&notice=category-set&count=2`)
       const rows = await t.db.sql<{ id: number }>`select id from quiz.questions where question_category_id = ${cat!.id} order by id`
       expect(rows.map((r) => r.id)).toEqual([ids[0]!, ids[2]!].sort((x, y) => x - y))
       expect(await page(res.headers.get('location')!)).toContain('Category set for 2 questions.')
       // "no category" for every match of the current filters
-      const all = await post('/quiz/bank/selection', [['all_matches', 'true'], ['action', 'set_category'], ['category', 'none'], ['back', `/quiz/bank?category=${cat!.id}`]])
+      const all = await post('/quiz/bank/selection', [['all_matches', 'true'], ['do', 'set_category'], ['category', 'none'], ['back', `/quiz/bank?category=${cat!.id}`]])
       expect(all.status).toBe(303)
       expect(all.headers.get('location')).toContain('count=2')
       expect((await t.db.sql`select id from quiz.questions where question_category_id = ${cat!.id}`).length).toBe(0)
@@ -235,7 +235,7 @@ for (const target of databaseTargets()) {
 
     it('new quiz from the selected questions: redirects to the new quiz; a refused form is re-rendered with 422', async () => {
       const res = await post('/quiz/bank/selection', [
-        ['question_ids', String(ids[2])], ['question_ids', String(ids[0])], ['action', 'new_quiz'], ['title', 'Picked from the bank'],
+        ['question_ids', String(ids[2])], ['question_ids', String(ids[0])], ['do', 'new_quiz'], ['title', 'Picked from the bank'],
         ['mode', 'timed'], ['time_limit_minutes', '12'], ['back', '/quiz/bank'],
       ])
       expect(res.status).toBe(303)
@@ -248,16 +248,16 @@ for (const target of databaseTargets()) {
 
       const count = async () => (await t.db.sql<{ n: number }>`select count(*)::int as n from quiz.quizzes`)[0]!.n
       const before = await count()
-      const blank = await post('/quiz/bank/selection', [['question_ids', String(ids[0])], ['action', 'new_quiz'], ['title', '  '], ['mode', 'learning'], ['back', `/quiz/bank?quiz_id=${quiz}`]])
+      const blank = await post('/quiz/bank/selection', [['question_ids', String(ids[0])], ['do', 'new_quiz'], ['title', '  '], ['mode', 'learning'], ['back', `/quiz/bank?quiz_id=${quiz}`]])
       expect(blank.status).toBe(422)
       const page422 = await blank.text()
       expect(page422).toContain('<html')
       expect(page422).toContain('id="selection-title-error"')
       expect(page422).toContain(`id="select-${ids[0]}" name="question_ids" value="${ids[0]}" form="bank-selection" checked`)
-      const none = await post('/quiz/bank/selection', [['action', 'new_quiz'], ['title', 'Nothing picked'], ['mode', 'learning'], ['back', '/quiz/bank']])
+      const none = await post('/quiz/bank/selection', [['do', 'new_quiz'], ['title', 'Nothing picked'], ['mode', 'learning'], ['back', '/quiz/bank']])
       expect(none.status).toBe(422)
       expect(await none.text()).toContain('Select at least one question')
-      const badLimit = await post('/quiz/bank/selection', [['question_ids', String(ids[0])], ['action', 'new_quiz'], ['title', 'x'], ['mode', 'timed'], ['time_limit_minutes', '0']])
+      const badLimit = await post('/quiz/bank/selection', [['question_ids', String(ids[0])], ['do', 'new_quiz'], ['title', 'x'], ['mode', 'timed'], ['time_limit_minutes', '0']])
       expect(badLimit.status).toBe(422)
       expect(await count()).toBe(before)
       // a reload of the boosted post's address lands on the bank page
@@ -265,9 +265,9 @@ for (const target of databaseTargets()) {
     })
 
     it('regular users may not post a selection (403), and nothing changes', async () => {
-      const res = await post('/quiz/bank/selection', [['question_ids', String(ids[1])], ['action', 'set_category'], ['category', 'none']], userCookie)
+      const res = await post('/quiz/bank/selection', [['question_ids', String(ids[1])], ['do', 'set_category'], ['category', 'none']], userCookie)
       expect(res.status).toBe(403)
-      const quizRes = await post('/quiz/bank/selection', [['question_ids', String(ids[1])], ['action', 'new_quiz'], ['title', 'Sneaky'], ['mode', 'learning']], userCookie)
+      const quizRes = await post('/quiz/bank/selection', [['question_ids', String(ids[1])], ['do', 'new_quiz'], ['title', 'Sneaky'], ['mode', 'learning']], userCookie)
       expect(quizRes.status).toBe(403)
       expect((await t.db.sql`select id from quiz.quizzes where title = 'Sneaky'`).length).toBe(0)
     })

@@ -29,10 +29,12 @@ function rng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
-const SYLLABLES = ['car', 'dio', 'neu', 'ro', 'gas', 'tro', 'hep', 'at', 'ren', 'al', 'pul', 'mon', 'derm', 'ost', 'eo', 'my', 'col', 'itis', 'oma', 'path', 'ic', 'lys', 'cyt', 'haem', 'endo', 'crin', 'vas', 'cul', 'ar', 'thy']
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz'
 const random = rng(42)
 const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!
-const VOCABULARY = Array.from({ length: 3_000 }, () => Array.from({ length: 2 + Math.floor(random() * 3) }, () => pick(SYLLABLES)).join(''))
+// Words of 4 to 10 letters: about as many distinct trigrams as medical prose has (a vocabulary built from a few
+// syllables would share trigrams everywhere and make any substring index look worse than it is on real text).
+const VOCABULARY = Array.from({ length: 5_000 }, () => Array.from({ length: 4 + Math.floor(random() * 7) }, () => pick([...LETTERS])).join(''))
 const STEMS = ['Which finding is most typical of', 'What is the first-line treatment for', 'Which test best confirms', 'What is the commonest cause of', 'Which complication follows']
 const words = (n: number) => Array.from({ length: n }, () => pick(VOCABULARY)).join(' ')
 const makeQuestion = () => {

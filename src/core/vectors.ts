@@ -50,10 +50,10 @@ export interface SearchOptions {
 export const ANN_INDEX_MIN_ROWS = 10_000
 /** The index is brought up to date when the rows it does not cover pass this share of those it does. */
 export const ANN_REINDEX_SHARE = 0.1
-/** HNSW search breadth: how many candidates the graph walk keeps (at least topK); more is slower and closer to exact. */
+/** HNSW search breadth: how many candidates the graph walk keeps (at least topK x ANN_REFINE_FACTOR, which the re-scoring reads); more is slower and closer to exact. */
 export const ANN_EF_MIN = 128
 /** Candidates re-scored with the full vectors, per result asked for: undoes most of the quantisation's error. */
-export const ANN_REFINE_FACTOR = 4
+export const ANN_REFINE_FACTOR = 2
 
 const NAME = /^[A-Za-z0-9_-]{1,128}$/
 const ID = /^[A-Za-z0-9_:.-]{1,128}$/
@@ -147,7 +147,7 @@ export async function openVectors(uri: string, opts: { annIndexMinRows?: number 
       const dimension = await dimensionOf(table)
       if (dimension !== null && dimension !== vector.length) return []
       let query = table.vectorSearch(vector).distanceType('cosine').limit(topK)
-      query = exact ? query.bypassVectorIndex() : query.ef(Math.max(ANN_EF_MIN, topK)).refineFactor(ANN_REFINE_FACTOR)
+      query = exact ? query.bypassVectorIndex() : query.ef(Math.max(ANN_EF_MIN, topK * ANN_REFINE_FACTOR)).refineFactor(ANN_REFINE_FACTOR)
       const rows = (await query.toArray()) as Array<{ id: string; text: string; _distance: number }>
       return rows
         .map((r) => ({ id: r.id, text: r.text, score: 1 - r._distance }))

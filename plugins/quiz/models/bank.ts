@@ -9,8 +9,13 @@ export const BANK_LIMIT_MAX = 200 // spec 1, limits: question bank page maximum
 export const BANK_QUERY_MAX = 1_000
 /** spec 1, Questions: semantic matches have a cosine similarity of at least 0.55. */
 export const BANK_SEMANTIC_MIN_SCORE = 0.55
-/** The nearest questions the vector index is asked for; the filters then apply to these. */
+/**
+ * The nearest questions the vector index is asked for (the filters then apply to these): offset + limit of the page,
+ * at least BANK_SEMANTIC_CANDIDATES_MIN and at most BANK_SEMANTIC_CANDIDATES (also what bank/ids asks for). A page
+ * near the top asks for few, which keeps the index walk short.
+ */
 export const BANK_SEMANTIC_CANDIDATES = 1_000
+export const BANK_SEMANTIC_CANDIDATES_MIN = 200
 /** Ids in one comma-separated filter (category_ids, tag_ids). */
 export const ID_LIST_MAX = 100
 export const FROM_BANK_MAX = 500

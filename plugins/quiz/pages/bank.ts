@@ -137,7 +137,8 @@ export const bankPages = ({ core, pages }: QuizState) => {
         title: field('title'), mode: field('mode'), time_limit_minutes: field('time_limit_minutes'), category: field('category'), selected: ticked,
       }
       try {
-        const action = field('action')
+        // `do`, not `action`: a form control named action would shadow the form's own action in the page's DOM
+        const action = field('do')
         if (action !== 'new_quiz' && action !== 'set_category') throw HttpError.badRequest('invalid_action', 'Choose what to do with the selected questions')
         const ids = field('all_matches') === 'true' ? await bank.bankIds(core, user, filtersOf(view)) : ticked
         const max = action === 'new_quiz' ? FROM_BANK_MAX : BULK_CATEGORY_MAX

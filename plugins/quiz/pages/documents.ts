@@ -18,6 +18,7 @@ import { listAvailableModels } from '../services/ai-models'
 import { listQuestionCategories } from '../services/categories'
 import * as documents from '../services/documents'
 import { cancelExtractionJob, getExtractionJob, listExtractionJobs, startExtraction } from '../services/extraction'
+import { quizStates } from '../services/quizzes'
 import type { QuizState } from '../state'
 import {
   DeleteDocumentPage, DocumentPage, DocumentStatusBlock, DocumentsPage, DocumentTable, JobBlock, jobInProgress, JobPage, jobStatusWords,
@@ -118,7 +119,9 @@ export const documentsPages = ({ core, pages }: QuizState) => {
   const docUrl = (id: number) => `${base}/documents/${id}`
 
   const documentsPage = async (user: QuizUser, extra: { flash?: Flash; uploadError?: string } = {}, status = 200) => {
-    const [list, jobs] = await Promise.all([documents.listDocuments(core, user), listExtractionJobs(core, user.id)])
+    const [list, listed] = await Promise.all([documents.listDocuments(core, user), listExtractionJobs(core, user.id)])
+    const states = await quizStates(core, listed.flatMap((j) => (j.quiz_id === null ? [] : [j.quiz_id])))
+    const jobs = listed.map((j) => ({ ...j, quiz_state: j.quiz_id === null ? undefined : (states.get(j.quiz_id) ?? ('deleted' as const)) }))
     return html(DocumentsPage({ ctx, user, documents: list, jobs, maxUploadSize: core.config.maxUploadSize, ...extra }), { status })
   }
   const sectionsData = async (user: QuizUser, document: DocumentResponse): Promise<SectionsData> => {
@@ -139,7 +142,9 @@ export const documentsPages = ({ core, pages }: QuizState) => {
     return html(SectionsBlock({ base, data: await sectionsData(user, document), ...extra }), { status })
   }
   const jobView = async (user: QuizUser, jobId: string) => {
-    const job = await getExtractionJob(core, jobId)
+    const found = await getExtractionJob(core, jobId)
+    const state = found.quiz_id === undefined ? undefined : ((await quizStates(core, [found.quiz_id])).get(found.quiz_id) ?? ('deleted' as const))
+    const job = { ...found, quiz_state: state }
     const source = await documents.extractionJobSource(core, jobId)
     return { job, canCancel: source?.owner_id === user.id, documentId: source?.document_id ?? null }
   }

@@ -4,7 +4,7 @@ import { Elysia, t } from 'elysia'
 import { errorBody } from '../../../src/core/errors'
 import { INT4_MAX } from '../../../src/core/schema'
 import {
-  BANK_LIMIT_DEFAULT, BANK_LIMIT_MAX, BANK_SEMANTIC_CANDIDATES, BANK_SEMANTIC_MIN_SCORE, BankIdsQuery, BankPage, BankQuery,
+  BANK_LIMIT_DEFAULT, BANK_LIMIT_MAX, BANK_SEMANTIC_CANDIDATES, BANK_SEMANTIC_CANDIDATES_MIN, BANK_SEMANTIC_MIN_SCORE, BankIdsQuery, BankPage, BankQuery,
   BULK_CATEGORY_MAX, BulkCategoryBody, BulkCategoryResponse, CategoryQuery, FROM_BANK_MAX, FromBankBody, FromBankResponse,
   QueryProblem, QuestionCategoryResponse, QuestionParams,
 } from '../models/bank'
@@ -48,7 +48,7 @@ const FILTERS = [
 const MATCHING = [
   `Text matching: \`keyword\` is a case-insensitive substring of the question text (\`%\`, \`_\` and \`\\\` match themselves);`,
   `\`semantic\` compares the embedding of \`q\` with each question's (text and options) and keeps a cosine similarity of at`,
-  `least ${BANK_SEMANTIC_MIN_SCORE}, among the ${BANK_SEMANTIC_CANDIDATES} nearest questions in the index; \`hybrid\` lists the semantic`,
+  `least ${BANK_SEMANTIC_MIN_SCORE}, among the nearest questions in the index (offset + limit of them, at least ${BANK_SEMANTIC_CANDIDATES_MIN}, at most ${BANK_SEMANTIC_CANDIDATES}; bank/ids looks at ${BANK_SEMANTIC_CANDIDATES}), so \`total\` counts the semantic matches among those; \`hybrid\` lists the semantic`,
   'matches first, then the keyword matches not already listed (no question twice). 502 when semantic matching is asked',
   'for and the embedding model cannot be reached.',
 ].join(' ')

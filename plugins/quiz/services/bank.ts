@@ -8,7 +8,7 @@ import { INT4_MAX } from '../../../src/core/schema'
 import type { Core } from '../../../src/plugin'
 import type { Role } from '../models/accounts'
 import {
-  BANK_SEMANTIC_CANDIDATES, BANK_SEMANTIC_MIN_SCORE, ID_LIST_MAX, type BankPage, type BankQuestion, type BankTag, type SearchMode,
+  BANK_SEMANTIC_CANDIDATES, BANK_SEMANTIC_CANDIDATES_MIN, BANK_SEMANTIC_MIN_SCORE, ID_LIST_MAX, type BankPage, type BankQuestion, type BankTag, type SearchMode,
 } from '../models/bank'
 import { hasRole } from './accounts'
 import { optionsOf, QUESTIONS_COLLECTION, quizEmbedder } from './question-index'
@@ -105,9 +105,10 @@ export async function embedQuery(core: Core, text: string): Promise<number[]> {
 }
 
 /** Ids of the semantic matches under the filters, best first (similarity desc, then id desc). */
-async function semanticIds(core: Core, caller: Caller, f: BankFilters, q: string): Promise<number[]> {
+async function semanticIds(core: Core, caller: Caller, f: BankFilters, q: string, candidates: number): Promise<number[]> {
   const vector = await embedQuery(core, q)
-  const matches = await core.vectors.search(QUESTIONS_COLLECTION, vector, { topK: BANK_SEMANTIC_CANDIDATES, minScore: BANK_SEMANTIC_MIN_SCORE })
+  const topK = Math.min(BANK_SEMANTIC_CANDIDATES, Math.max(BANK_SEMANTIC_CANDIDATES_MIN, candidates))
+  const matches = await core.vectors.search(QUESTIONS_COLLECTION, vector, { topK, minScore: BANK_SEMANTIC_MIN_SCORE })
   const score = new Map<number, number>()
   for (const m of matches) {
     const id = Number(m.id)
@@ -123,12 +124,12 @@ async function semanticIds(core: Core, caller: Caller, f: BankFilters, q: string
  * The ranked part of a search: the semantic matches (ordered), and the SQL condition of the rest (ordered by id
  * desc): the keyword matches not already listed, or every filtered question when there is no text; null for none.
  */
-async function plan(core: Core, caller: Caller, f: BankFilters, mode: SearchMode): Promise<{ ranked: number[]; rest: Fragment | null }> {
+async function plan(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, candidates = BANK_SEMANTIC_CANDIDATES): Promise<{ ranked: number[]; rest: Fragment | null }> {
   if (f.quizId != null) await checkQuizVisible(core, caller, f.quizId)
   const where = filterWhere(caller, f)
   if (!hasText(f)) return { ranked: [], rest: where }
   const q = f.q!.trim()
-  const ranked = mode === 'keyword' ? [] : await semanticIds(core, caller, f, q)
+  const ranked = mode === 'keyword' ? [] : await semanticIds(core, caller, f, q, candidates)
   if (mode === 'semantic') return { ranked, rest: null }
   const notRanked = ranked.length > 0 ? fragment`and q.id not in ${idSet(ranked)}` : fragment``
   return { ranked, rest: fragment`${where} and ${keywordWhere(q)} ${notRanked}` }
@@ -163,22 +164,26 @@ export async function bankQuestions(core: Core, caller: Caller, ids: number[]): 
 
 /**
  * GET /api/questions/bank. Without text: newest first (id desc). keyword: substring matches, id desc. semantic:
- * matches of similarity >= 0.55 among the BANK_SEMANTIC_CANDIDATES nearest, best first. hybrid: the semantic
+ * matches of similarity >= 0.55 among the nearest max(200, offset + limit) (at most 1000), best first. hybrid: the semantic
  * matches first, then the keyword matches not already listed (id desc). `total` counts that whole list.
  */
 export async function listBank(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, limit: number, offset: number): Promise<BankPage> {
-  const { ranked, rest } = await plan(core, caller, f, mode)
+  const { ranked, rest } = await plan(core, caller, f, mode, offset + limit)
+  const ids = ranked.slice(offset, offset + limit)
   let restTotal = 0
   if (rest) {
-    const [row] = await core.db.sql<{ n: number }>`select count(*)::int as n from quiz.questions q where ${rest}`
-    restTotal = row?.n ?? 0
-  }
-  const ids = ranked.slice(offset, offset + limit)
-  if (rest && ids.length < limit) {
+    // The page's rows and the count of every match in one scan (a window over the whole match, before the limit);
+    // a page past the end has no row to carry the count, so it is counted on its own.
     const restOffset = Math.max(0, offset - ranked.length)
-    const more = await core.db.sql<{ id: number }>`
-      select q.id from quiz.questions q where ${rest} order by q.id desc limit ${limit - ids.length} offset ${restOffset}`
-    ids.push(...more.map((r) => r.id))
+    const more = await core.db.sql<{ id: number; total: number }>`
+      select q.id, count(*) over ()::int as total from quiz.questions q where ${rest}
+      order by q.id desc limit ${Math.max(1, limit - ids.length)} offset ${restOffset}`
+    if (more.length > 0) restTotal = more[0]!.total
+    else {
+      const [row] = await core.db.sql<{ n: number }>`select count(*)::int as n from quiz.questions q where ${rest}`
+      restTotal = row?.n ?? 0
+    }
+    if (ids.length < limit) ids.push(...more.map((r) => r.id))
   }
   return { total: ranked.length + restTotal, questions: await bankQuestions(core, caller, ids) }
 }

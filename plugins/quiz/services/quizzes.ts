@@ -172,7 +172,7 @@ async function linkedQuestion(core: Core, quizId: number, questionId: number, lo
     ? await core.db.sql<StoredQuestion>`
         select q.id, qq.position, q.question_text, q.question_type, q.options, q.image_path, q.correct_answer, q.explanation
         from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
-        where qq.quiz_id = ${quizId} and qq.question_id = ${questionId} for update of q`
+        where qq.quiz_id = ${quizId} and qq.question_id = ${questionId} for no key update of q`
     : await core.db.sql<StoredQuestion>`
         select q.id, qq.position, q.question_text, q.question_type, q.options, q.image_path, q.correct_answer, q.explanation
         from quiz.quiz_questions qq join quiz.questions q on q.id = qq.question_id
@@ -208,11 +208,13 @@ export async function updateQuestion(core: Core, quizId: number, questionId: num
         correct_answer: 'Must equal one of the options',
       })
     }
+    const indexedTextChanged = next.question_text !== current.question_text || next.options.join('\n') !== current.options.join('\n')
+    // A question whose text or options changed is classified again by the next tag run (its tags stay until then).
     await tx.db.sql`
       update quiz.questions set question_text = ${next.question_text}, question_type = ${next.question_type},
-        options = ${{ value: next.options }}::jsonb -> 'value', correct_answer = ${next.correct_answer}, explanation = ${next.explanation}, updated_at = now()
+        options = ${{ value: next.options }}::jsonb -> 'value', correct_answer = ${next.correct_answer}, explanation = ${next.explanation}, updated_at = now(),
+        tagged_at = case when ${indexedTextChanged}::boolean then null else tagged_at end
       where id = ${questionId}`
-    const indexedTextChanged = next.question_text !== current.question_text || next.options.join('\n') !== current.options.join('\n')
     if (indexedTextChanged) await indexQuestions(tx, [{ id: questionId, question_text: next.question_text, options: next.options }])
     return { id: questionId, ...next }
   })
@@ -291,4 +293,13 @@ export async function createQuizFromQuestions(core: Core, userId: number, input:
       select ${quiz!.id}, e.id::int, e.n from jsonb_array_elements_text(${{ value: ids }}::jsonb -> 'value') with ordinality as e(id, n)`
     return { id: quiz!.id, title, questions_count: ids.length }
   })
+}
+
+/** Where each of these quizzes is: `active`, `trash`, or absent from the map when deleted for good. */
+export async function quizStates(core: Core, quizIds: number[]): Promise<Map<number, 'active' | 'trash'>> {
+  if (quizIds.length === 0) return new Map()
+  const rows = await core.db.sql<{ id: number; deleted: boolean }>`
+    select id, deleted_at is not null as deleted from quiz.quizzes
+    where id in (select jsonb_array_elements_text(${{ value: quizIds }}::jsonb -> 'value')::int)`
+  return new Map(rows.map((r) => [r.id, r.deleted ? 'trash' : 'active']))
 }

@@ -165,7 +165,7 @@ const SelectionForm = (p: { base: string; back: string; total: number; categorie
             value={v?.time_limit_minutes ?? ''} aria-invalid={error('time_limit_minutes') ? 'true' : undefined} aria-describedby={described('time_limit_minutes')} />
           <ErrorText name="time_limit_minutes" />
         </label>
-        <div><button type="submit" name="action" value="new_quiz">New quiz from selected</button></div>
+        <div><button type="submit" name="do" value="new_quiz">New quiz from selected</button></div>
       </fieldset>
       <fieldset>
         <legend>Category of the selected questions</legend>
@@ -177,7 +177,7 @@ const SelectionForm = (p: { base: string; back: string; total: number; categorie
           </select>
           <ErrorText name="category" />
         </label>
-        <div><button type="submit" name="action" value="set_category" class="secondary">Set category</button></div>
+        <div><button type="submit" name="do" value="set_category" class="secondary">Set category</button></div>
       </fieldset>
     </form>
   )

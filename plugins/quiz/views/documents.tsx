@@ -13,8 +13,16 @@ import {
 import type { QuestionCategory } from '../services/categories'
 import { BRAND, SignedInNav } from './accounts'
 
-type Job = typeof JobDetail.static
-type JobItem = typeof JobListItem.static
+/** Where a job's quiz is now: a link only to one out of the trash. */
+export type QuizState = 'active' | 'trash' | 'deleted'
+type Job = typeof JobDetail.static & { quiz_state?: QuizState }
+type JobItem = typeof JobListItem.static & { quiz_state?: QuizState }
+
+/** The link to a job's quiz, or where it went. */
+const QuizOfJob = ({ base, quizId, state }: { base: string; quizId: number; state: QuizState | undefined }) =>
+  state === 'trash' ? <span>In the <a href={`${base}/quizzes/trash`}>trash</a></span>
+    : state === 'deleted' ? <span class="muted">Deleted</span>
+      : <a href={`${base}/quizzes/${quizId}`}>Open the quiz</a>
 type JobState = typeof JobStatus.static
 
 /** How often the status blocks ask for news while work is in progress. */
@@ -139,7 +147,7 @@ export const RecentJobs = ({ base, jobs }: { base: string; jobs: JobItem[] }) =>
               <td><a href={jobUrl(base, j.job_id)} safe>{j.title || 'Untitled'}</a></td>
               <td safe>{jobStatusWords(j.status)}</td>
               <td class="muted" safe>{j.last_step}</td>
-              <td>{j.quiz_id !== null ? <a href={`${base}/quizzes/${j.quiz_id}`}>Open the quiz</a> : <span class="muted">None</span>}</td>
+              <td>{j.quiz_id !== null ? <QuizOfJob base={base} quizId={j.quiz_id} state={j.quiz_state} /> : <span class="muted">None</span>}</td>
             </tr>
           ))}
         </tbody>
@@ -417,9 +425,10 @@ export const JobBlock = (p: { base: string; job: Job; canCancel: boolean; messag
         <dt>Steps</dt>
         <dd>{p.job.steps.length}</dd>
       </dl>
-      {p.job.quiz_id !== undefined
-        ? <p class="flash ok">The quiz is ready: <a href={`${p.base}/quizzes/${p.job.quiz_id}`}>open the quiz</a>.</p>
-        : ''}
+      {p.job.quiz_id === undefined ? ''
+        : p.job.quiz_state === undefined || p.job.quiz_state === 'active'
+          ? <p class="flash ok">The quiz is ready: <a href={`${p.base}/quizzes/${p.job.quiz_id}`}>open the quiz</a>.</p>
+          : <p>The quiz this extraction made is <QuizOfJob base={p.base} quizId={p.job.quiz_id} state={p.job.quiz_state} />.</p>}
       {p.job.status === 'failed' ? <p class="flash error" safe>{`The extraction failed: ${p.job.error ?? 'no reason was recorded'}`}</p> : ''}
       {p.job.status === 'cancelled' ? <p>This extraction was cancelled; no quiz was saved.</p> : ''}
       {live ? (
