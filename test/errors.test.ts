@@ -21,6 +21,10 @@ const build = (style: 'quiz' | 'clinical') =>
       throw HttpError.upstream('ai_unreachable', new Error('ECONNREFUSED 10.0.0.5'), 'The AI service is unreachable')
     })
     .post('/things', ({ body }) => body, { body: t.Object({ email: t.String({ format: 'email' }), count: t.Integer() }) })
+    .group('/api/shelves', (g) => g.get('/:shelf_id/items/:item_id', ({ params }) => params, {
+      params: t.Object({ shelf_id: t.Integer({ minimum: 1, maximum: 99 }), item_id: t.Integer({ minimum: 1, maximum: 99 }) }),
+      query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 200 })), offset: t.Optional(t.Integer({ minimum: 0 })) }),
+    }))
 
 const call = (app: ReturnType<typeof build>, path: string, init?: RequestInit) => app.handle(new Request(`http://localhost${path}`, init))
 const postJson = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body })
@@ -63,6 +67,21 @@ describe('quiz error bodies: FastAPI-style {detail}', () => {
     const body = (await res.json()) as { detail: Array<{ loc: string[]; msg: string }> }
     expect(body.detail[0]!.loc).toEqual(['body', 'count'])
     expect(typeof body.detail[0]!.msg).toBe('string')
+  })
+  it('a query or path number out of range names its parameter (the framework checks those one by one, unnamed)', async () => {
+    const problem = async (path: string) => {
+      const res = await call(app, path)
+      expect(res.status).toBe(422)
+      return ((await res.json()) as { detail: Array<{ loc: string[]; msg: string }> }).detail[0]!
+    }
+    expect((await problem('/api/shelves/1/items/2?limit=201')).loc).toEqual(['query', 'limit'])
+    expect((await problem('/api/shelves/1/items/2?limit=5&offset=-1')).loc).toEqual(['query', 'offset'])
+    expect((await problem('/api/shelves/0/items/2')).loc).toEqual(['path', 'shelf_id'])
+    const last = await problem('/api/shelves/3/items/100')
+    expect(last.loc).toEqual(['path', 'item_id'])
+    expect(last.msg).toContain('99')
+    // the same refused text in two places: the location is said, the name is not guessed
+    expect((await problem('/api/shelves/1/items/2?limit=0&offset=0')).loc).toEqual(['query'])
   })
   it('a malformed JSON body is a 422, not a 500', async () => {
     const res = await call(app, '/things', postJson('{"email":'))

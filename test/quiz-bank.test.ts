@@ -40,10 +40,13 @@ async function expectQueryProblem(res: Response, field: string) {
  * A number out of its range: 422 whose message gives the bound. (The validator reports a coerced query number's
  * range without the parameter's name.)
  */
-async function expectRangeProblem(res: Response, bound: string) {
+/** A 422 for a query number out of range: the message states the bound and the problem names the parameter. */
+async function expectRangeProblem(res: Response, bound: string, param?: string) {
   expect(res.status).toBe(422)
-  const body = (await res.json()) as { detail: Array<{ msg: string }> }
-  expect(body.detail.some((d) => d.msg.includes(bound))).toBe(true)
+  const body = (await res.json()) as { detail: Array<{ loc: string[]; msg: string }> }
+  const problem = body.detail.find((d) => d.msg.includes(bound))
+  expect(problem).toBeDefined()
+  if (param) expect(problem!.loc).toEqual(['query', param])
 }
 
 for (const target of databaseTargets()) {
@@ -154,9 +157,9 @@ for (const target of databaseTargets()) {
         expect([...first.questions, ...second.questions].map((x) => x.id)).toEqual([...a].sort((x, y) => y - x))
         expect((await bank(`quiz_id=${quizA}&offset=10`)).questions).toEqual([])
         expect((await bank(`limit=${BANK_LIMIT_MAX}`)).questions.length).toBeGreaterThanOrEqual(6)
-        await expectRangeProblem(await t.get(`${API}/questions/bank?limit=${BANK_LIMIT_MAX + 1}`, { token: moderator.token }), String(BANK_LIMIT_MAX))
-        await expectRangeProblem(await t.get(`${API}/questions/bank?limit=0`, { token: moderator.token }), '1')
-        await expectRangeProblem(await t.get(`${API}/questions/bank?offset=-1`, { token: moderator.token }), '0')
+        await expectRangeProblem(await t.get(`${API}/questions/bank?limit=${BANK_LIMIT_MAX + 1}`, { token: moderator.token }), String(BANK_LIMIT_MAX), 'limit')
+        await expectRangeProblem(await t.get(`${API}/questions/bank?limit=0`, { token: moderator.token }), '1', 'limit')
+        await expectRangeProblem(await t.get(`${API}/questions/bank?offset=-1`, { token: moderator.token }), '0', 'offset')
         await expectQueryProblem(await t.get(`${API}/questions/bank?limit=many`, { token: moderator.token }), 'limit')
         await expectQueryProblem(await t.get(`${API}/questions/bank?search_mode=fuzzy`, { token: moderator.token }), 'search_mode')
         await expectQueryProblem(await t.get(`${API}/questions/bank?favorites_only=yes`, { token: moderator.token }), 'favorites_only')
@@ -170,8 +173,8 @@ for (const target of databaseTargets()) {
         expect((await bank(`quiz_id=${quizB}`, user)).total).toBe(2)
         expect((await t.patch(`${API}/quizzes/${quizB}/publish?published=false`, undefined, { token: moderator.token })).status).toBe(200)
         expect((await t.get(`${API}/questions/bank?quiz_id=${INT4_MAX}`, { token: moderator.token })).status).toBe(404)
-        await expectRangeProblem(await t.get(`${API}/questions/bank?quiz_id=0`, { token: moderator.token }), '1')
-        await expectRangeProblem(await t.get(`${API}/questions/bank?quiz_id=${INT4_MAX + 1}`, { token: moderator.token }), String(INT4_MAX))
+        await expectRangeProblem(await t.get(`${API}/questions/bank?quiz_id=0`, { token: moderator.token }), '1', 'quiz_id')
+        await expectRangeProblem(await t.get(`${API}/questions/bank?quiz_id=${INT4_MAX + 1}`, { token: moderator.token }), String(INT4_MAX), 'quiz_id')
         await expectQueryProblem(await t.get(`${API}/questions/bank?quiz_id=abc`, { token: moderator.token }), 'quiz_id')
       })
 

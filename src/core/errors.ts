@@ -43,15 +43,37 @@ interface FieldProblem {
   message: string
 }
 
-function validationProblems(error: ValidationError): FieldProblem[] {
-  const location = error.type === 'params' ? 'path' : error.type
+/**
+ * Elysia checks a query or path number it has coerced on its own (type `property`), and that error names neither
+ * the parameter nor where it was. It is the query parameter whose text is the refused value, or the path parameter
+ * of the route (`:name`) whose segment is; when that is not exactly one, the location stays and the name is left out.
+ */
+function propertyOf(error: ValidationError, request: Request, route: string | undefined): { location: string; field: string } {
+  const value = String(error.value)
+  const url = new URL(request.url)
+  const query = [...new Set([...url.searchParams].filter(([, v]) => v === value).map(([k]) => k))]
+  if (query.length === 1) return { location: 'query', field: query[0]! }
+  const pattern = (route ?? '').split('/')
+  const segments = url.pathname.split('/')
+  // the route may be mounted under a prefix the pattern does not show: align the two from their ends
+  const offset = segments.length - pattern.length
+  const path = pattern.flatMap((part, i) =>
+    part.startsWith(':') && offset >= 0 && decodeURIComponent(segments[i + offset] ?? '') === value ? [part.slice(1).replace(/\?$/, '')] : [])
+  if (path.length === 1) return { location: 'path', field: path[0]! }
+  return { location: query.length > 0 || path.length === 0 ? 'query' : 'path', field: '' }
+}
+
+function validationProblems(error: ValidationError, request: Request, route?: string): FieldProblem[] {
+  const property = error.type === 'property' ? propertyOf(error, request, route) : null
+  const location = property?.location ?? (error.type === 'params' ? 'path' : error.type)
   const all = error.all ?? []
   const problems = all.map((e) => {
     const path = 'path' in e && typeof e.path === 'string' ? e.path : ''
     const message = ('summary' in e && e.summary) || ('message' in e && e.message) || 'Invalid value'
-    return { location, field: path.replace(/^\//, '').replaceAll('/', '.'), message: String(message) }
+    const field = path ? path.replace(/^\//, '').replaceAll('/', '.') : (property?.field ?? '')
+    return { location, field, message: String(message) }
   })
-  return problems.length > 0 ? problems : [{ location, field: '', message: 'Invalid input' }]
+  return problems.length > 0 ? problems : [{ location, field: property?.field ?? '', message: 'Invalid input' }]
 }
 
 function json(status: number, body: unknown, headers?: Record<string, string>): Response {
@@ -133,8 +155,8 @@ export interface ErrorMapperOptions {
 export const errorMapper = (style: ServiceStyle, log: Logger, opts: ErrorMapperOptions = {}) => {
   const outage = opts.outage ?? outageLog(log)
   const answer: Reply = (request, status, code, message, o = {}) => reply(style, request, status, code, message, { ...o, page: opts.page })
-  return new Elysia({ name: 'core.errors', seed: style }).onError({ as: 'global' }, ({ code, error, request, set }) => {
-    const response = toResponse(style, log, outage, answer, code, error, request)
+  return new Elysia({ name: 'core.errors', seed: style }).onError({ as: 'global' }, ({ code, error, request, set, route }) => {
+    const response = toResponse(style, log, outage, answer, code, error, request, route)
     set.status = response.status // what the request log and metrics record
     return response
   })
@@ -142,7 +164,7 @@ export const errorMapper = (style: ServiceStyle, log: Logger, opts: ErrorMapperO
 
 type Reply = (request: Request, status: number, code: string, message: string, o?: ReplyOptions) => Response
 
-function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer: Reply, code: string | number, error: unknown, request: Request): Response {
+function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer: Reply, code: string | number, error: unknown, request: Request, route?: string): Response {
   // A refusal thrown while the body is read (the body-limit macro) reaches here wrapped in Elysia's ParseError.
   if (code === 'PARSE' && error instanceof Error && error.cause instanceof HttpError) error = error.cause
   if (isDatabaseUnavailable(error)) {
@@ -162,7 +184,7 @@ function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer:
     return answer(request, error.status, error.code, error.message, { problems, headers: error.headers, extra: error.extra })
   }
   if (code === 'VALIDATION' && error instanceof ValidationError) {
-    const problems = validationProblems(error)
+    const problems = validationProblems(error, request, route)
     const status = style === 'quiz' ? 422 : 400
     const first = problems[0]!
     const message = first.field ? `${first.field}: ${first.message}` : first.message
