@@ -205,12 +205,17 @@ describe('the approximate-nearest-neighbour index', () => {
     rmSync(annDir, { recursive: true, force: true })
   })
 
-  it('is built once a collection reaches the threshold, and answers as the exact scan does', async () => {
+  it('is built by maintain() once a collection reaches the threshold, and answers as the exact scan does', async () => {
     const records = Array.from({ length: N }, (_, i) => record(`q${i}`, text(i)))
     await ann.upsert('big', records.slice(0, 900))
+    expect(await ann.maintain('big')).toBe('unchanged')
     expect(await ann.hasAnnIndex('big')).toBe(false)
     await ann.upsert('big', records.slice(900))
+    // writes never build it (that can take a minute): the schedule's maintain() does
+    expect(await ann.hasAnnIndex('big')).toBe(false)
+    expect(await ann.maintain('big')).toBe('built')
     expect(await ann.hasAnnIndex('big')).toBe(true)
+    expect(await ann.maintain('big')).toBe('unchanged')
     expect(await ann.count('big')).toBe(N)
 
     let hits = 0
@@ -224,6 +229,18 @@ describe('the approximate-nearest-neighbour index', () => {
     }
     // recall@10 of the index against the scan
     expect(hits / 200).toBeGreaterThanOrEqual(0.9)
+  })
+
+  it('the index is built again once the rows it does not cover pass the share; every collection is looked after', async () => {
+    const more = Array.from({ length: 1_100 }, (_, i) => record(`late${i}`, text(N + i)))
+    await ann.upsert('big', more)
+    expect(await ann.maintain('big')).toBe('built')
+    const [top] = await ann.search('big', localEmbedding(text(N + 7)), { topK: 1 })
+    expect(top!.id).toBe('late7')
+    expect(await ann.maintain('big')).toBe('unchanged')
+    await ann.upsert('other', Array.from({ length: 1_000 }, (_, i) => record(`o${i}`, text(i * 3))))
+    await ann.maintainAll()
+    expect(await ann.hasAnnIndex('other')).toBe(true)
   })
 
   it('rows written after the index was built are found too, and a replaced record is found by its new vector', async () => {

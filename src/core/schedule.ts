@@ -21,4 +21,6 @@ export function startSchedules(core: Core, schedules: BoundSchedule[]): () => vo
 export const coreSchedules: Schedule[] = [
   { name: 'core.kv.sweep', cron: '0 */5 * * * *', run: async (core) => void (await core.kv.sweep()) },
   { name: 'core.ratelimit.sweep', cron: '0 17 * * * *', run: async (core) => void (await core.rateLimit.sweep()) },
+  // Vector collections get their ANN index, or a fresh one, when due (a build can take a minute: never in a request).
+  { name: 'core.vectors.maintain', cron: '0 */10 * * * *', run: (core) => core.vectors.maintainAll() },
 ]

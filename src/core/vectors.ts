@@ -31,6 +31,15 @@ export interface Vectors {
   search(collection: string, vector: number[], opts: SearchOptions): Promise<VectorMatch[]>
   /** Whether the collection has its approximate-nearest-neighbour index yet (see ANN_INDEX_MIN_ROWS). */
   hasAnnIndex(collection: string): Promise<boolean>
+  /**
+   * Builds a collection's ANN index once it holds ANN_INDEX_MIN_ROWS vectors, and builds it again once the rows it
+   * does not cover pass ANN_REINDEX_SHARE of those it does (they are searched by a scan until then). A build takes
+   * a while (about a minute for 100,000 vectors on two cores) and holds the collection's writes meanwhile, so it
+   * runs from a schedule (core.vectors.maintain), never inside a request.
+   */
+  maintain(collection: string): Promise<'built' | 'unchanged'>
+  /** maintain() for every collection. */
+  maintainAll(): Promise<void>
   count(collection: string): Promise<number>
   close(): void
 }
@@ -45,10 +54,10 @@ export interface SearchOptions {
 /**
  * A collection gets an approximate-nearest-neighbour index (HNSW over scalar-quantised vectors, cosine) once it
  * holds this many vectors; below that a scan is as fast. Rows written after the index was built are searched by a
- * scan until the index takes them in (ANN_REINDEX_SHARE).
+ * scan until the next build takes them in (ANN_REINDEX_SHARE).
  */
 export const ANN_INDEX_MIN_ROWS = 10_000
-/** The index is brought up to date when the rows it does not cover pass this share of those it does. */
+/** The index is built again when the rows it does not cover pass this share of those it does (at least 1,000). */
 export const ANN_REINDEX_SHARE = 0.1
 /** HNSW search breadth: how many candidates the graph walk keeps (at least topK x ANN_REFINE_FACTOR, which the re-scoring reads); more is slower and closer to exact. */
 export const ANN_EF_MIN = 128
@@ -91,24 +100,16 @@ export async function openVectors(uri: string, opts: { annIndexMinRows?: number 
     return (await conn.tableNames()).includes(collection) ? conn.openTable(collection) : null
   }
   const annIndexOf = async (table: lancedb.Table) => (await table.listIndices()).find((i) => i.columns.includes('vector')) ?? null
-  // Rows written since each indexed collection's index last took new rows in (this process's count; a restart
-  // only delays the next catch-up).
-  const unindexed = new Map<string, number>()
-  /** After a write: build the ANN index once the collection is large enough, and fold new rows into it. */
-  const maintainIndex = async (collection: string, table: lancedb.Table, written: number) => {
-    if (!(await annIndexOf(table))) {
-      if ((await table.countRows()) >= annIndexMinRows) {
-        await table.createIndex('vector', { config: Index.hnswSq({ distanceType: 'cosine' }) })
-        unindexed.set(collection, 0)
-      }
-      return
-    }
-    const pending = (unindexed.get(collection) ?? 0) + written
-    unindexed.set(collection, pending)
-    if (pending > Math.max(1_000, (await table.countRows()) * ANN_REINDEX_SHARE)) {
-      await table.optimize()
-      unindexed.set(collection, 0)
-    }
+  /** Builds (or builds again, replacing) the collection's ANN index when it is due; see Vectors.maintain. */
+  const maintainIndex = async (table: lancedb.Table): Promise<'built' | 'unchanged'> => {
+    const index = await annIndexOf(table)
+    const due = index
+      ? (index.numUnindexedRows ?? 0) > Math.max(1_000, (index.numIndexedRows ?? 0) * ANN_REINDEX_SHARE)
+      : (await table.countRows()) >= annIndexMinRows
+    if (!due) return 'unchanged'
+    // A full build, not LanceDB's optimize(): that merges new rows into the graph and measured slower than a build.
+    await table.createIndex('vector', { config: Index.hnswSq({ distanceType: 'cosine' }), replace: true })
+    return 'built'
   }
   return {
     upsert: (collection, records) =>
@@ -121,13 +122,12 @@ export async function openVectors(uri: string, opts: { annIndexMinRows?: number 
         const rows = records.map((r) => ({ id: r.id, vector: r.vector, text: r.text }))
         const table = await open(collection)
         if (!table) {
-          await maintainIndex(collection, await conn.createTable(collection, rows), rows.length)
+          await conn.createTable(collection, rows)
           return
         }
         const stored = await dimensionOf(table)
         if (stored !== null && stored !== dimension) throw new VectorDimensionMismatch(collection, stored, dimension)
         await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows)
-        await maintainIndex(collection, table, rows.length)
       }),
     delete: (collection, ids) =>
       serial(collection, async () => {
@@ -152,6 +152,16 @@ export async function openVectors(uri: string, opts: { annIndexMinRows?: number 
       return rows
         .map((r) => ({ id: r.id, text: r.text, score: 1 - r._distance }))
         .filter((m) => m.score >= minScore)
+    },
+    maintain: (collection) =>
+      serial(collection, async () => {
+        const table = await open(collection)
+        return table ? maintainIndex(table) : 'unchanged'
+      }),
+    async maintainAll() {
+      for (const name of await conn.tableNames()) {
+        if (NAME.test(name)) await serial(name, async () => void (await maintainIndex(await conn.openTable(name))))
+      }
     },
     async hasAnnIndex(collection) {
       const table = await open(collection)

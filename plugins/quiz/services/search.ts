@@ -10,7 +10,7 @@ import {
   type MatchType, type QuizSearchResult, type SearchScope,
 } from '../models/search'
 import { hasRole } from './accounts'
-import { embedQuery, idSet, substringPattern, visibleQuiz, type Caller } from './bank'
+import { embedQuery, idSet, substringPattern, visibleQuiz, withPatternPlans, type Caller } from './bank'
 import { QUESTIONS_COLLECTION, quizEmbedder } from './question-index'
 
 /** Title vectors by embedding model and title: titles change rarely, and a search compares many of them. */
@@ -69,8 +69,8 @@ export async function searchQuizzes(core: Core, caller: Caller, text: string, sc
   }
 
   if (scope !== 'questions') {
-    const keyword = await core.db.sql<{ id: number; title: string }>`
-      select z.id, z.title from quiz.quizzes z where ${visibleQuiz(moderator)} and z.title ilike ${pattern}`
+    const keyword = await withPatternPlans(core, (tx) => tx.db.sql<{ id: number; title: string }>`
+      select z.id, z.title from quiz.quizzes z where ${visibleQuiz(moderator)} and z.title ilike ${pattern}`)
     for (const z of keyword) hit(z.id, z.title).titleScore = KEYWORD_SCORE
     const recent = await core.db.sql<{ id: number; title: string }>`
       select z.id, z.title from quiz.quizzes z where ${visibleQuiz(moderator)}
@@ -98,14 +98,14 @@ export async function searchQuizzes(core: Core, caller: Caller, text: string, sc
       if (!seen || seen.score < score) questions.set(r.id, { text: r.question_text, score })
     }
     // Keyword: a few matching questions per quiz is all a result shows.
-    const keyword = await core.db.sql<{ quiz_id: number; title: string; id: number; question_text: string }>`
+    const keyword = await withPatternPlans(core, (tx) => tx.db.sql<{ quiz_id: number; title: string; id: number; question_text: string }>`
       select m.quiz_id, m.title, m.id, m.question_text from (
         select qq.quiz_id, z.title, q.id, q.question_text, row_number() over (partition by qq.quiz_id order by q.id) as n
         from quiz.questions q
         join quiz.quiz_questions qq on qq.question_id = q.id
         join quiz.quizzes z on z.id = qq.quiz_id
         where q.question_text ilike ${pattern} and ${visibleQuiz(moderator)}
-      ) m where m.n <= ${MATCHING_QUESTIONS_MAX}`
+      ) m where m.n <= ${MATCHING_QUESTIONS_MAX}`)
     for (const r of keyword) add(r, KEYWORD_SCORE)
     const matches = await core.vectors.search(QUESTIONS_COLLECTION, vector, { topK: SEARCH_QUESTION_CANDIDATES, minScore: SEARCH_MIN_SCORE })
     const score = new Map<number, number>()
