@@ -8,13 +8,13 @@ import { INT4_MAX, RowId } from '../../../src/core/schema'
 import { isFragment, pageContext, type Flash } from '../../../views/layout'
 import { FormBody, formFailure, html, redirect } from '../../../views/page'
 import { BANK_QUERY_MAX, BULK_CATEGORY_MAX, FROM_BANK_MAX, type SearchMode } from '../models/bank'
-import { TIME_LIMIT_MAX_MINUTES, TITLE_MAX } from '../models/extraction'
 import { hasRole, type QuizUser } from '../services/accounts'
 import * as bank from '../services/bank'
 import { listQuestionCategories } from '../services/categories'
 import { addFavorite, favoriteIds, removeFavorite } from '../services/favorites'
 import { listQuizzes } from '../services/quizzes'
 import type { QuizState } from '../state'
+import { quizSettings } from './quiz-settings'
 import {
   BANK_PAGE_SIZE, BankPageView, BankResultsBlock, FavoriteButton, bankUrl, type BankResults, type BankView, type SelectionValues,
 } from '../views/bank'
@@ -147,7 +147,7 @@ export const bankPages = ({ core, pages }: QuizState) => {
           throw HttpError.unprocessable('invalid_input', `That is ${ids.length} questions: at most ${max} at once`, { question_ids: `At most ${max} questions at once` })
         }
         if (action === 'new_quiz') {
-          const quiz = await bank.quizFromBank(core, user.id, newQuizInput(values, ids))
+          const quiz = await bank.quizFromBank(core, user.id, { ...quizSettings(values), question_ids: ids })
           return redirect(`${base}/quizzes/${quiz.id}`)
         }
         const category = values.category === 'none' || values.category === '' ? null : asId(values.category)
@@ -169,21 +169,3 @@ export const bankPages = ({ core, pages }: QuizState) => {
     .get('/selection', () => redirect(`${base}/bank`), { signedIn: true })
     .get('/questions/:question_id/favorite', ({ params }) => redirect(`${base}/bank?question=${params.question_id}`), { signedIn: true, params: QuestionParams })
 }
-
-/** The new quiz's settings from the selection form, or the fields' messages. */
-function newQuizInput(v: SelectionValues, ids: number[]) {
-  const errors: Record<string, string> = {}
-  const title = v.title.trim()
-  if (!title) errors.title = 'Required'
-  else if (title.length > TITLE_MAX) errors.title = `Must be at most ${TITLE_MAX} characters`
-  if (v.mode !== 'timed' && v.mode !== 'learning') errors.mode = 'Choose timed or learning'
-  const limit = v.time_limit_minutes.trim()
-  let minutes: number | null = null
-  if (limit) {
-    minutes = /^\d{1,5}$/.test(limit) ? Number(limit) : NaN
-    if (!(minutes >= 1 && minutes <= TIME_LIMIT_MAX_MINUTES)) errors.time_limit_minutes = `A whole number of minutes from 1 to ${TIME_LIMIT_MAX_MINUTES}, or empty`
-  }
-  if (Object.keys(errors).length > 0) throw HttpError.unprocessable('invalid_input', 'Check the new quiz\'s settings', errors)
-  return { title, mode: v.mode as 'timed' | 'learning', time_limit_minutes: minutes, question_ids: ids }
-}
-

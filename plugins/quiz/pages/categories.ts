@@ -8,10 +8,10 @@ import { INT4_MAX, RowId } from '../../../src/core/schema'
 import { isFragment, pageContext } from '../../../views/layout'
 import { FormBody, formErrors, formFailure, formFields, hasErrors, html, redirect } from '../../../views/page'
 import { QuestionCategoryBody, QuizCategoryBody } from '../models/categories'
-import { TIME_LIMIT_MAX_MINUTES, TITLE_MAX } from '../models/extraction'
 import { hasRole, type QuizUser } from '../services/accounts'
 import * as categories from '../services/categories'
 import type { QuizState } from '../state'
+import { quizSettings } from './quiz-settings'
 import {
   CategoriesPage, CategorySections, QuestionCategoriesSection, QuestionCategoryEditRow, QuestionCategoryRow, QuizCategoriesSection,
   type CategoriesState, type MakeQuizValues, type QuestionCategoryValues,
@@ -25,23 +25,6 @@ const requireModerator = (user: QuizUser) => {
 
 /** Failures a form shows; a missing row (404) or a refusal (403) is the error page instead. */
 const shownInForm = (err: unknown) => !(err instanceof HttpError && (err.status === 404 || err.status === 403))
-
-/** A "make a quiz" form as the service's input, or the fields' messages. */
-function makeQuizInput(v: MakeQuizValues): { title: string; mode: 'timed' | 'learning'; time_limit_minutes: number | null } {
-  const errors: Record<string, string> = {}
-  const title = v.title.trim()
-  if (!title) errors.title = 'Required'
-  else if (title.length > TITLE_MAX) errors.title = `Must be at most ${TITLE_MAX} characters`
-  if (v.mode !== 'timed' && v.mode !== 'learning') errors.mode = 'Choose timed or learning'
-  const limit = v.time_limit_minutes.trim()
-  let minutes: number | null = null
-  if (limit) {
-    minutes = /^\d{1,5}$/.test(limit) ? Number(limit) : NaN
-    if (!(minutes >= 1 && minutes <= TIME_LIMIT_MAX_MINUTES)) errors.time_limit_minutes = `A whole number of minutes from 1 to ${TIME_LIMIT_MAX_MINUTES}, or empty`
-  }
-  if (hasErrors(errors)) throw HttpError.unprocessable('invalid_input', 'Check the quiz settings', errors)
-  return { title, mode: v.mode as 'timed' | 'learning', time_limit_minutes: minutes }
-}
 
 /** Why a delete's move of the questions was refused: said next to the form, not as an error page. */
 const MOVE_REFUSALS = new Set(['invalid_move_to', 'move_to_same_category', 'move_to_not_found'])
@@ -172,7 +155,7 @@ export const categoriesPages = ({ core, pages }: QuizState) => {
       const f = formFields(body)
       const values: MakeQuizValues = { title: f.title ?? '', mode: f.mode ?? 'timed', time_limit_minutes: f.time_limit_minutes ?? '' }
       try {
-        const quiz = await categories.createQuizFromCategory(core, user.id, params.id, makeQuizInput(values))
+        const quiz = await categories.createQuizFromCategory(core, user.id, params.id, quizSettings(values))
         // a plain post and a boosted one alike: the new quiz's page
         return redirect(`${base}/quizzes/${quiz.id}`)
       } catch (err) {
