@@ -8,15 +8,21 @@ import { quizzesPages } from '../pages/quizzes'
 import type { QuizState } from '../state'
 import { accountRoutes } from './accounts'
 import { aiModelRoutes } from './ai-models'
+import { attemptRoutes } from './attempts'
 import { bankRoutes } from './bank'
 import { categoryRoutes } from './categories'
+import { contactRoutes } from './contact'
 import { documentRoutes } from './documents'
 import { extractionRoutes } from './extraction'
 import { favoriteRoutes } from './favorites'
+import { nextcloudRoutes } from './nextcloud'
 import { quizzesRoutes } from './quizzes'
+import { reminderRoutes } from './reminders'
 import { searchRoutes } from './search'
 import { settingsRoutes } from './settings'
+import { speechRoutes } from './speech'
 import { tagRoutes } from './tags'
+import { tutorRoutes } from './tutor'
 import { userRoutes } from './users'
 
 export const quizRoutes = (state: QuizState) =>
@@ -34,6 +40,12 @@ export const quizRoutes = (state: QuizState) =>
     .use(categoryRoutes(state))
     .use(favoriteRoutes(state))
     .use(tagRoutes(state))
+    .use(attemptRoutes(state))
+    .use(reminderRoutes(state))
+    .use(tutorRoutes(state))
+    .use(speechRoutes(state))
+    .use(nextcloudRoutes(state))
+    .use(contactRoutes(state))
     .use(accountPages(state))
     .use(documentsPages(state))
     .use(quizzesPages(state))
