@@ -66,8 +66,8 @@ export const quizzesRoutes = ({ core, auth }: QuizState) => {
         tags, summary: 'Review a quiz with full answers',
         description: [
           'The quiz and every question with `correct_answer` and `explanation`. Moderators may always review. A regular user',
-          'may review a quiz once they have a completed attempt on it; until attempts are available through this API a',
-          `regular user gets 403. Same visibility as GET ${api}/quizzes/{quiz_id} (404 first).`,
+          `may review a quiz once they have a completed (submitted) attempt on it (POST ${api}/attempts/{attempt_id}/submit);`,
+          `without one a regular user gets 403. Same visibility as GET ${api}/quizzes/{quiz_id} (404 first).`,
         ].join(' '),
       },
     })

@@ -1,5 +1,39 @@
-// Spec 1, spaced-repetition reminders (beyond the spec), the JSON API.
+// Spaced-repetition reminders (beyond the API's spec), the JSON API. The rules are in services/reminders.ts.
 import { Elysia } from 'elysia'
+import { DUE_LIMIT_DEFAULT, DueQuery, DueResponse, ReviewQuiz } from '../models/reminders'
+import * as reminders from '../services/reminders'
 import type { QuizState } from '../state'
 
-export const reminderRoutes = ({ auth }: QuizState) => new Elysia().use(auth)
+const tags = ['Reminders']
+const ALGORITHM = [
+  'Every submitted attempt moves the caller\'s schedule card of each question it graded with FSRS (the ts-fsrs package',
+  'with its default parameters: request_retention 0.9, maximum_interval 36500 days, no fuzz, default weights): a wrong or',
+  'unanswered question is rated Again (due again soon), a right one Good (due later, further out each time it is right).',
+].join(' ')
+
+export const reminderRoutes = ({ core, auth }: QuizState) => {
+  const api = `${core.config.quizBasePath}/api`
+  return new Elysia({ prefix: '/api/reminders' })
+    .use(auth)
+    .get('/due', ({ user, query }) => reminders.dueReminders(core, user.id, query.limit ?? DUE_LIMIT_DEFAULT), {
+      role: 'user', query: DueQuery, response: DueResponse,
+      detail: {
+        tags, summary: 'The caller\'s questions due for review',
+        description: [
+          ALGORITHM, '`count` is how many questions are due now, `next_due` the earliest due time of any card (null with none),',
+          '`questions` the due ones, most overdue first, up to `limit`. Deleting an attempt removes the cards of its questions.',
+        ].join(' '),
+      },
+    })
+    .post('/review-quiz', ({ user, query }) => reminders.reviewQuiz(core, user.id, query.limit ?? DUE_LIMIT_DEFAULT), {
+      role: 'user', query: DueQuery, response: ReviewQuiz,
+      detail: {
+        tags, summary: 'A review quiz of the due questions',
+        description: [
+          'The caller\'s due questions (most overdue first, up to `limit`) as a learning view with answers and explanations.',
+          'Nothing is stored and no quiz is created, so nothing needs publishing and no one else sees it. The schedule moves',
+          `when the questions are answered in a submitted attempt (POST ${api}/attempts/{attempt_id}/submit). ${ALGORITHM}`,
+        ].join(' '),
+      },
+    })
+}

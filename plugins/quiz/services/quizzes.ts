@@ -7,6 +7,7 @@ import type { Core } from '../../../src/plugin'
 import type { Role } from '../models/accounts'
 import type { QuestionItem, QuestionPatch, QuizAnsweredQuestion, QuizListQuery, QuizResponse } from '../models/quizzes'
 import { hasRole } from './accounts'
+import { hasCompletedAttempt } from './attempts'
 import { indexQuestions, optionsOf, unindexQuestions } from './question-index'
 
 type Caller = { id: number; role: Role }
@@ -100,10 +101,10 @@ export async function shuffleQuiz(core: Core, user: Caller, quizId: number, shuf
   return { ...quiz, questions: shuffleOptions ? questions.map((q) => ({ ...q, options: shuffled(q.options) })) : questions }
 }
 
-/** GET /api/quizzes/{id}/review: full answers. Until attempts exist only moderators have a completed attempt's right. */
+/** GET /api/quizzes/{id}/review: full answers, for moderators and for users with a completed attempt on the quiz. */
 export async function reviewQuiz(core: Core, user: Caller, quizId: number) {
   const quiz = toQuizResponse(await activeQuiz(core, quizId, user))
-  if (!isModerator(user)) {
+  if (!isModerator(user) && !(await hasCompletedAttempt(core, user.id, quizId))) {
     throw HttpError.forbidden('attempt_required', 'Complete an attempt on this quiz to see its review')
   }
   return { ...quiz, questions: await quizQuestions(core, quizId) }

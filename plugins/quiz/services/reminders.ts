@@ -1,0 +1,95 @@
+// Spaced-repetition reminders (beyond the API's spec): one FSRS card per (user, question), moved by every submit
+// (a wrong or unanswered question is rated Again, a right one Good), and the caller's due questions.
+import { createEmptyCard, fsrs, Rating, type Card, type State } from 'ts-fsrs'
+import type { Core } from '../../../src/plugin'
+import type { DueResponse, ReviewQuiz } from '../models/reminders'
+import { optionsOf } from './question-index'
+
+/** ts-fsrs with its default parameters (request_retention 0.9, maximum_interval 36500 days, no fuzz). */
+const scheduler = fsrs()
+
+interface CardRow {
+  question_id: number; due: Date; stability: number; difficulty: number; elapsed_days: number; scheduled_days: number
+  learning_steps: number; reps: number; lapses: number; state: number; last_review: Date | null
+}
+
+const toCard = (r: CardRow): Card => ({
+  due: r.due, stability: Number(r.stability), difficulty: Number(r.difficulty), elapsed_days: r.elapsed_days,
+  scheduled_days: r.scheduled_days, learning_steps: r.learning_steps, reps: r.reps, lapses: r.lapses, state: r.state as State,
+  ...(r.last_review ? { last_review: r.last_review } : {}),
+})
+
+/**
+ * Moves the user's card of each graded question: Again when wrong or unanswered, Good when right. Call it inside
+ * the submit's transaction; the cards are locked while they move.
+ */
+export async function scheduleReviews(core: Core, userId: number, graded: { questionId: number; correct: boolean }[], now: Date): Promise<void> {
+  if (graded.length === 0) return
+  const ids = graded.map((g) => g.questionId)
+  const rows = await core.db.sql<CardRow>`
+    select question_id, due, stability, difficulty, elapsed_days, scheduled_days, learning_steps, reps, lapses, state, last_review
+    from quiz.review_cards
+    where user_id = ${userId} and question_id in (select jsonb_array_elements_text(${{ value: ids }}::jsonb -> 'value')::int)
+    for update`
+  const existing = new Map(rows.map((r) => [r.question_id, toCard(r)]))
+  const next = graded.map((g) => {
+    const card = scheduler.next(existing.get(g.questionId) ?? createEmptyCard(now), now, g.correct ? Rating.Good : Rating.Again).card
+    return {
+      question_id: g.questionId, due: card.due.toISOString(), stability: card.stability, difficulty: card.difficulty,
+      elapsed_days: card.elapsed_days, scheduled_days: card.scheduled_days, learning_steps: card.learning_steps, reps: card.reps,
+      lapses: card.lapses, state: card.state, last_review: card.last_review ? card.last_review.toISOString() : null,
+    }
+  })
+  await core.db.sql`
+    insert into quiz.review_cards (user_id, question_id, due, stability, difficulty, elapsed_days, scheduled_days, learning_steps, reps, lapses, state, last_review)
+    select ${userId}, r.question_id, r.due, r.stability, r.difficulty, r.elapsed_days, r.scheduled_days, r.learning_steps, r.reps, r.lapses, r.state, r.last_review
+    from jsonb_to_recordset(${{ value: next }}::jsonb -> 'value') as r(question_id int, due timestamptz, stability float8, difficulty float8,
+      elapsed_days int, scheduled_days int, learning_steps int, reps int, lapses int, state smallint, last_review timestamptz)
+    on conflict (user_id, question_id) do update set due = excluded.due, stability = excluded.stability, difficulty = excluded.difficulty,
+      elapsed_days = excluded.elapsed_days, scheduled_days = excluded.scheduled_days, learning_steps = excluded.learning_steps,
+      reps = excluded.reps, lapses = excluded.lapses, state = excluded.state, last_review = excluded.last_review`
+}
+
+interface DueRow {
+  question_id: number; question_text: string; due: Date; quiz_id: number | null
+  question_type: string; options: unknown; image_path: string | null; correct_answer: string; explanation: string
+}
+
+async function dueRows(core: Core, userId: number, limit: number): Promise<DueRow[]> {
+  const now = new Date(core.now()).toISOString()
+  return core.db.sql<DueRow>`
+    select c.question_id, q.question_text, c.due, q.question_type, q.options, q.image_path, q.correct_answer, q.explanation,
+      (select a.quiz_id from quiz.attempt_answers aa join quiz.attempts a on a.id = aa.attempt_id
+       where aa.question_id = c.question_id and a.user_id = ${userId}
+       order by a.completed_at desc nulls last, a.id desc limit 1) as quiz_id
+    from quiz.review_cards c join quiz.questions q on q.id = c.question_id
+    where c.user_id = ${userId} and c.due <= ${now}
+    order by c.due, c.question_id limit ${limit}`
+}
+
+/** GET /api/reminders/due: how many of the caller's questions are due, the earliest due time, and the first `limit`. */
+export async function dueReminders(core: Core, userId: number, limit: number): Promise<DueResponse> {
+  const now = new Date(core.now()).toISOString()
+  const [summary] = await core.db.sql<{ count: number; next_due: Date | null }>`
+    select count(*) filter (where due <= ${now})::int as count, min(due) as next_due from quiz.review_cards where user_id = ${userId}`
+  const rows = await dueRows(core, userId, limit)
+  return {
+    count: summary!.count,
+    next_due: summary!.next_due ? summary!.next_due.toISOString() : null,
+    questions: rows.map((r) => ({ question_id: r.question_id, question_text: r.question_text, due: r.due.toISOString(), quiz_id: r.quiz_id })),
+  }
+}
+
+/** POST /api/reminders/review-quiz: the due questions as a learning view; nothing is stored. */
+export async function reviewQuiz(core: Core, userId: number, limit: number): Promise<ReviewQuiz> {
+  const rows = await dueRows(core, userId, limit)
+  return {
+    title: 'Due for review',
+    mode: 'learning',
+    questions_count: rows.length,
+    questions: rows.map((r, i) => ({
+      id: r.question_id, position: i + 1, question_text: r.question_text, question_type: r.question_type, options: optionsOf(r.options),
+      image_path: r.image_path, correct_answer: r.correct_answer, explanation: r.explanation,
+    })),
+  }
+}
