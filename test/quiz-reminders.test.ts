@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { createEmptyCard, fsrs, Rating } from 'ts-fsrs'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
+import { DIGEST_SETTING, sendDueDigests } from '../plugins/quiz/services/reminders'
 import { API, createAccount, makeRegexQuiz, registerAdmin, type Account } from './support/quiz'
+import { startSmtpSink, type SmtpSink } from './support/smtp'
 
 setDefaultTimeout(30_000)
 
@@ -123,6 +125,53 @@ for (const target of databaseTargets()) {
         expect(q.explanation).toStartWith('Because')
       }
       expect((await t.db.sql<{ n: number }>`select count(*)::int as n from quiz.quizzes`)[0]!.n).toBe(quizzesBefore)
+    })
+  })
+}
+
+for (const target of databaseTargets()) {
+  describe(`the daily reminder digest [${target}]`, () => {
+    let t: TestApp
+    let sink: SmtpSink
+    let admin: Account
+    let moderator: Account
+
+    beforeAll(async () => {
+      sink = await startSmtpSink()
+      t = await startTestApp({ target, env: sink.env })
+      admin = await registerAdmin(t)
+      moderator = await createAccount(t, admin, 'moderator')
+    })
+    afterAll(async () => {
+      await t?.close()
+      await sink?.close()
+    })
+
+    it('mails each opted-in user with due questions once a day, names the questions, and never twice', async () => {
+      const { quizId } = await makeRegexQuiz(t, moderator, { n: 2 })
+      await t.patch(`${API}/quizzes/${quizId}/publish`, undefined, { token: moderator.token })
+      const questions = ((await (await t.get(`${API}/quizzes/${quizId}?study=true`, { token: moderator.token })).json()) as { questions: StudyQuestion[] }).questions
+      const learner = await createAccount(t, admin, 'user', 'digest-on')
+      const quiet = await createAccount(t, admin, 'user', 'digest-off')
+      for (const who of [learner, quiet]) {
+        const attempt = (await (await t.post(`${API}/attempts/start?quiz_id=${quizId}`, undefined, { token: who.token })).json()) as { id: number }
+        const res = await t.post(`${API}/attempts/${attempt.id}/submit`, { answers: [] }, { token: who.token })
+        expect(res.status).toBe(200)
+      }
+      expect((await t.put(`${API}/auth/me/settings`, { [DIGEST_SETTING]: true }, { token: learner.token })).status).toBe(200)
+      expect((await t.put(`${API}/auth/me/settings`, { [DIGEST_SETTING]: false }, { token: quiet.token })).status).toBe(200)
+
+      // a day later every card rated Again is due
+      const tomorrow = new Date(Date.now() + 24 * 3600 * 1000)
+      expect(await sendDueDigests(t.booted.core, tomorrow)).toBe(1)
+      const mail = await sink.waitFor((m) => m.to.includes(learner.email.toLowerCase()))
+      expect(mail.subject).toBe('2 questions due for review')
+      for (const q of questions) expect(mail.text).toContain(q.question_text)
+      // the same day again (a second process, a restart): nothing
+      expect(await sendDueDigests(t.booted.core, tomorrow)).toBe(0)
+      await Bun.sleep(300)
+      expect(sink.to(learner.email)).toHaveLength(1)
+      expect(sink.to(quiet.email)).toHaveLength(0)
     })
   })
 }

@@ -22,6 +22,8 @@ export const reminderRoutes = ({ core, auth }: QuizState) => {
         description: [
           ALGORITHM, '`count` is how many questions are due now, `next_due` the earliest due time of any card (null with none),',
           '`questions` the due ones, most overdue first, up to `limit`. Deleting an attempt removes the cards of its questions.',
+          `A user who sets \`"${reminders.DIGEST_SETTING}": true\` in PUT ${api}/auth/me/settings gets one email a day (07:00 server`,
+          'time) naming the questions due, when any are; never two on one day, whichever process sends it.',
         ].join(' '),
       },
     })

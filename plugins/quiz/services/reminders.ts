@@ -1,6 +1,8 @@
 // Spaced-repetition reminders (beyond the API's spec): one FSRS card per (user, question), moved by every submit
 // (a wrong or unanswered question is rated Again, a right one Good), and the caller's due questions.
 import { createEmptyCard, fsrs, Rating, type Card, type State } from 'ts-fsrs'
+import { publicOrigin } from '../../../src/config'
+import { mailQuote } from '../../../src/core/mail'
 import type { Core } from '../../../src/plugin'
 import type { DueResponse, ReviewQuiz } from '../models/reminders'
 import { optionsOf } from './question-index'
@@ -55,8 +57,7 @@ interface DueRow {
   question_type: string; options: unknown; image_path: string | null; correct_answer: string; explanation: string
 }
 
-async function dueRows(core: Core, userId: number, limit: number): Promise<DueRow[]> {
-  const now = new Date(core.now()).toISOString()
+async function dueRows(core: Core, userId: number, limit: number, now = new Date(core.now()).toISOString()): Promise<DueRow[]> {
   return core.db.sql<DueRow>`
     select c.question_id, q.question_text, c.due, q.question_type, q.options, q.image_path, q.correct_answer, q.explanation,
       (select a.quiz_id from quiz.attempt_answers aa join quiz.attempts a on a.id = aa.attempt_id
@@ -92,4 +93,59 @@ export async function reviewQuiz(core: Core, userId: number, limit: number): Pro
       image_path: r.image_path, correct_answer: r.correct_answer, explanation: r.explanation,
     })),
   }
+}
+
+/** The user setting (PUT /api/auth/me/settings) that asks for the daily email of due questions. */
+export const DIGEST_SETTING = 'reminder_digest'
+/** Questions named in one digest; the count says how many more are due. */
+export const DIGEST_QUESTIONS_MAX = 10
+
+/**
+ * The daily schedule: one email to each verified user who set `reminder_digest: true` and has questions due. A
+ * claim in the temporary store per user and day (set only when absent, kept two days) comes first, so a user gets
+ * at most one digest a day, however many processes run the schedule and however often it is restarted. A failed
+ * send drops its claim, so the next run tries again. Answers how many digests were sent.
+ */
+export async function sendDueDigests(core: Core, now = new Date(core.now())): Promise<number> {
+  const at = now.toISOString()
+  const day = at.slice(0, 10)
+  const users = await core.db.sql<{ id: number; email: string; name: string; due: number }>`
+    select u.id, u.email, u.name, count(*)::int as due
+    from quiz.users u
+    join core.kv k on k.key = 'quiz:user:' || u.id || ':settings' and k.value ->> ${DIGEST_SETTING} = 'true'
+    join quiz.review_cards c on c.user_id = u.id and c.due <= ${at}
+    where u.is_verified
+    group by u.id, u.email, u.name
+    order by u.id`
+  let sent = 0
+  for (const user of users) {
+    const claim = `quiz:digest:${user.id}:${day}`
+    if (!(await core.kv.setIfAbsent(claim, true, 2 * 24 * 3600))) continue
+    try {
+      const rows = await dueRows(core, user.id, DIGEST_QUESTIONS_MAX, at)
+      await core.mail.send(digestMail(core, user, rows.map((r) => r.question_text)))
+      sent++
+    } catch (err) {
+      await core.kv.delete(claim)
+      core.log.warn({ err, user: user.id }, 'reminder digest not sent; the next run tries again')
+    }
+  }
+  return sent
+}
+
+function digestMail(core: Core, user: { email: string; name: string; due: number }, questions: string[]) {
+  const link = `${publicOrigin(core.config)}${core.config.quizBasePath}/`
+  const more = user.due - questions.length
+  const lines = [
+    `Hello ${user.name},`,
+    '',
+    `${user.due} ${user.due === 1 ? 'question is' : 'questions are'} due for review today:`,
+    ...questions.map((q) => `- ${mailQuote(q)}`),
+    ...(more > 0 ? [`and ${more} more.`] : []),
+    '',
+    `Review them: ${link}`,
+    '',
+    `You get this email because daily review reminders are on in your settings (${DIGEST_SETTING}).`,
+  ]
+  return { to: user.email, subject: `${user.due} ${user.due === 1 ? 'question' : 'questions'} due for review`, text: lines.join('\n') }
 }
