@@ -64,6 +64,11 @@ export interface Config {
    * loopback or private address; AI_BASE_URL's own host and port are allowed without being listed.
    */
   aiAllowedHosts: AllowedHost[]
+  /**
+   * WEBDAV_ALLOWED_HOSTS: the same for the file servers moderators import PDFs from (a clinic's or school's own
+   * Nextcloud on its network), and the hosts that may be reached over plain http.
+   */
+  webdavAllowedHosts: AllowedHost[]
   mail: MailConfig
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   /** Start-up notes (generated secrets, derived keys) for the log; never the secrets themselves. */
@@ -215,12 +220,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
   }
 
-  const aiAllowedHosts: AllowedHost[] = []
-  for (const entry of (str('AI_ALLOWED_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean)) {
-    const host = parseAllowedHost(entry)
-    if (host) aiAllowedHosts.push(host)
-    else problems.push(`AI_ALLOWED_HOSTS entries must be hosts or host:port pairs (gateway.internal, 10.0.0.5:4000, [fd00::5]:4000), got "${entry}"`)
+  const allowedHosts = (name: string): AllowedHost[] => {
+    const hosts: AllowedHost[] = []
+    for (const entry of (str(name) ?? '').split(',').map((h) => h.trim()).filter(Boolean)) {
+      const host = parseAllowedHost(entry)
+      if (host) hosts.push(host)
+      else problems.push(`${name} entries must be hosts or host:port pairs (gateway.internal, 10.0.0.5:4000, [fd00::5]:4000), got "${entry}"`)
+    }
+    return hosts
   }
+  const aiAllowedHosts = allowedHosts('AI_ALLOWED_HOSTS')
+  const webdavAllowedHosts = allowedHosts('WEBDAV_ALLOWED_HOSTS')
 
   const challengeKey = str('CHALLENGE_SECRET_KEY')
   const challengeVerifyUrl = url('CHALLENGE_VERIFY_URL') ?? DEFAULT_CHALLENGE_VERIFY_URL
@@ -286,6 +296,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       ttsModel: str('TTS_MODEL'),
     },
     aiAllowedHosts,
+    webdavAllowedHosts,
     mail,
     logLevel,
     warnings,

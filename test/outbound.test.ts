@@ -76,6 +76,12 @@ describe('AI_ALLOWED_HOSTS', () => {
       { host: 'gateway.internal', port: null }, { host: '10.0.0.5', port: 4000 }, { host: 'fd00::5', port: 4000 },
     ])
   })
+  it('WEBDAV_ALLOWED_HOSTS is a list of its own, read the same way, and does not widen the AI list', () => {
+    const config = loadConfig({ ...env, WEBDAV_ALLOWED_HOSTS: 'files.school.internal, 192.168.1.20:8443' })
+    expect(config.webdavAllowedHosts).toEqual([{ host: 'files.school.internal', port: null }, { host: '192.168.1.20', port: 8443 }])
+    expect(config.aiAllowedHosts).toEqual([])
+    expect(() => loadConfig({ ...env, WEBDAV_ALLOWED_HOSTS: 'https://files.example/' })).toThrow(/WEBDAV_ALLOWED_HOSTS/)
+  })
   it('refuses an entry that is not a host, naming it', () => {
     let problems: string[] = []
     try {

@@ -1,5 +1,5 @@
 // Spec 1, File-server import: the WebDAV proxy against a real WebDAV server (webdav-server on 127.0.0.1), which the
-// app may reach only because its configuration allows that host and port (AI_ALLOWED_HOSTS, the operator's
+// app may reach only because its configuration allows that host and port (WEBDAV_ALLOWED_HOSTS, the operator's
 // outbound allow-list). Test, list and download; every refusal (non-PDF, folder, missing, bad credentials,
 // unreachable, a private or plain-http address not allowed, `..`); roles; and credentials kept out of the log.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
@@ -60,7 +60,7 @@ for (const target of databaseTargets()) {
       })
       t = await startTestApp({
         target,
-        env: { AI_ALLOWED_HOSTS: `127.0.0.1:${dav.port},127.0.0.1:${deadPort},127.0.0.1:${redirector.port}` },
+        env: { WEBDAV_ALLOWED_HOSTS: `127.0.0.1:${dav.port},127.0.0.1:${deadPort},127.0.0.1:${redirector.port}` },
         boot: { log: capturingLogger(logLines) },
       })
       admin = await registerAdmin(t)
@@ -170,7 +170,7 @@ for (const target of databaseTargets()) {
       ]) {
         const detail = await expectDetail(await call('files', { server }), 400)
         expect(detail).toContain('loopback, private, link-local')
-        expect(detail).toContain('AI_ALLOWED_HOSTS')
+        expect(detail).toContain('WEBDAV_ALLOWED_HOSTS')
       }
     })
 

@@ -14,8 +14,8 @@ export const WEBDAV_TIMEOUT_MS = 15_000
 /** A whole download, once it has started. */
 export const WEBDAV_DOWNLOAD_TIMEOUT_MS = 10 * 60_000
 
-/** The operator's allow-list this rule reads: the one the AI gateway addresses use (AI_ALLOWED_HOSTS). */
-export const ALLOW_LIST_SETTING = 'AI_ALLOWED_HOSTS'
+/** The operator's allow-list of file servers on their own network (or on plain http). */
+export const ALLOW_LIST_SETTING = 'WEBDAV_ALLOWED_HOSTS'
 export const SERVER_RULE =
   `The file server address ${OUTBOUND_ADDRESS_RULE}, and must use https, unless the operator allowed its host in ${ALLOW_LIST_SETTING}`
 
@@ -61,7 +61,7 @@ const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1)
 
 // ---- the server --------------------------------------------------------------------------------------------
 
-const allowList = (core: Core): readonly AllowedHost[] => core.config.aiAllowedHosts
+const allowList = (core: Core): readonly AllowedHost[] => core.config.webdavAllowedHosts
 
 function isAllowed(server: string, allowed: readonly AllowedHost[]): boolean {
   const own = allowedHostOf(server)
