@@ -4,6 +4,7 @@ import { accountPages } from '../pages/accounts'
 import { bankPages } from '../pages/bank'
 import { categoriesPages } from '../pages/categories'
 import { documentsPages } from '../pages/documents'
+import { learnerPages } from '../pages/learner'
 import { quizzesPages } from '../pages/quizzes'
 import type { QuizState } from '../state'
 import { accountRoutes } from './accounts'
@@ -51,3 +52,4 @@ export const quizRoutes = (state: QuizState) =>
     .use(quizzesPages(state))
     .use(bankPages(state))
     .use(categoriesPages(state))
+    .use(learnerPages(state))
