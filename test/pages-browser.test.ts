@@ -302,7 +302,7 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     expect(problems).toEqual([])
   }, 30_000)
 
-  it("a moderator's day through the pages alone: upload, section, extraction, the quiz, a question edited, published, the bank", async () => {
+  it("a moderator's day through the pages alone: upload, section, extraction, the quiz, a question edited, published, the bank, then the learner's pages", async () => {
     const context = await newContext()
     const page = await newPage(context)
     const problems: string[] = []
@@ -373,6 +373,13 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     await page.waitForURL('**/quiz/categories')
     problems.push(...(await checkPage(page, 'categories', 200)))
     await shot('7-categories')
+    // the learner's side of the same account: progress, due reviews, favorites
+    for (const [name, path] of [['progress', '/quiz/progress'], ['reviews', '/quiz/reviews'], ['favorites', '/quiz/favorites']] as const) {
+      await page.getByRole('navigation').getByRole('link', { name: name === 'progress' ? 'My progress' : name === 'reviews' ? 'Reviews' : 'Favorites' }).click()
+      await page.waitForURL(`**${path}`)
+      problems.push(...(await checkPage(page, name, 200)))
+      await shot(`8-${name}`)
+    }
     await context.close()
     expect(problems).toEqual([])
   }, 60_000)

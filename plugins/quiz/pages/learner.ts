@@ -1,5 +1,38 @@
-// The quiz service's learner pages: progress (dashboard and history), due reviews and favorites.
+// The quiz service's learner pages, read only, for any signed-in user: /progress (the dashboard figures and the
+// history), /reviews (the questions due under spaced repetition) and /favorites (the starred questions with their
+// answers). One URL serves the page and, for htmx requests, its content fragment; the figures come from the same
+// services as the JSON API.
 import { Elysia } from 'elysia'
+import { isFragment, pageContext } from '../../../views/layout'
+import { html } from '../../../views/page'
+import * as attempts from '../services/attempts'
+import { bankQuestions } from '../services/bank'
+import { favoriteIds } from '../services/favorites'
+import { dueReminders } from '../services/reminders'
 import type { QuizState } from '../state'
+import { FavoritesContent, FavoritesPage, ProgressContent, ProgressPage, ReviewsContent, ReviewsPage } from '../views/learner'
 
-export const learnerPages = ({ pages }: QuizState) => new Elysia().use(pages)
+/** Due questions listed on the reviews page (the count says how many more are due). */
+export const REVIEWS_LISTED = 50
+
+export const learnerPages = ({ core, pages }: QuizState) => {
+  const base = core.config.quizBasePath
+  const ctx = pageContext(base, core.config.challenge)
+  return new Elysia()
+    .use(pages)
+    .get('/progress', async ({ request, user }) => {
+      const [dashboard, history] = [await attempts.dashboard(core, user), await attempts.history(core, user)]
+      if (isFragment(request)) return html(ProgressContent({ base, dashboard, history }))
+      return html(ProgressPage({ ctx, user, dashboard, history }))
+    }, { signedIn: true })
+    .get('/reviews', async ({ request, user }) => {
+      const due = await dueReminders(core, user.id, REVIEWS_LISTED)
+      if (isFragment(request)) return html(ReviewsContent({ base, due, limit: REVIEWS_LISTED }))
+      return html(ReviewsPage({ ctx, user, due, limit: REVIEWS_LISTED }))
+    }, { signedIn: true })
+    .get('/favorites', async ({ request, user }) => {
+      const questions = await bankQuestions(core, user, await favoriteIds(core, user.id))
+      if (isFragment(request)) return html(FavoritesContent({ base, questions }))
+      return html(FavoritesPage({ ctx, user, questions }))
+    }, { signedIn: true })
+}

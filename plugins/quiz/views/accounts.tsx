@@ -19,6 +19,9 @@ export const SignedInNav = ({ base, user }: { base: string; user: UserResponse }
     <a href={`${base}/quizzes`}>Quizzes</a>
     <a href={`${base}/bank`}>Question bank</a>
     {user.role === 'moderator' || user.role === 'admin' ? <a href={`${base}/categories`}>Categories</a> : ''}
+    <a href={`${base}/progress`}>My progress</a>
+    <a href={`${base}/reviews`}>Reviews</a>
+    <a href={`${base}/favorites`}>Favorites</a>
     <a href={`${base}/docs`}>API</a>
     <form action={`${base}/logout`} method="post">
       <button class="link" type="submit">Sign out</button>
