@@ -112,7 +112,7 @@ for (const target of databaseTargets()) {
       expect(before).toContain('<h1>Due for review</h1>')
       expect(before).toContain('<dd id="due-count">0</dd>')
       expect(before).toContain('Nothing is due right now')
-      expect(before).toContain('reminder_digest')
+      expect(before).toContain('Turn the daily email on')
       expect(before).toContain('spaced repetition')
       const q = questions[0]!
       await t.db.sql`update quiz.review_cards set due = '2020-01-02T03:04:05Z' where user_id = ${learner.id} and question_id = ${q.id}`
@@ -126,6 +126,28 @@ for (const target of databaseTargets()) {
       const fragment = await page('/quiz/reviews', learnerCookie, { 'hx-request': 'true' })
       expect(fragment).not.toContain('<html')
       expect(fragment).toContain('<dd id="due-count">1</dd>')
+    })
+
+    it('reviews: the daily email is turned on and off by a plain form (and by htmx), in the same setting the API reads', async () => {
+      const settings = async () => (await (await t.get(`${API}/auth/me/settings`, { token: fresh.token })).json()) as Record<string, unknown>
+      expect((await t.put(`${API}/auth/me/settings`, { theme: 'dark' }, { token: fresh.token })).status).toBe(200)
+      const on = await t.form('/quiz/reviews/digest', { on: '1' }, { headers: { cookie: freshCookie } })
+      expect(on.status).toBe(303)
+      expect(on.headers.get('location')).toBe('/quiz/reviews#digest')
+      expect(await settings()).toEqual({ theme: 'dark', reminder_digest: true })
+      expect(await page('/quiz/reviews', freshCookie)).toContain('Turn the daily email off')
+      const off = await t.form('/quiz/reviews/digest', { on: '0' }, { headers: { cookie: freshCookie, 'hx-request': 'true' } })
+      expect(off.status).toBe(200)
+      const fragment = await off.text()
+      expect(fragment).toContain('<section id="digest"')
+      expect(fragment).toContain('Turn the daily email on')
+      expect(fragment).toContain('Saved.')
+      expect(await settings()).toEqual({ theme: 'dark', reminder_digest: false })
+      // signed out, the form sends the browser to sign in and changes nothing
+      const anonymous = await t.form('/quiz/reviews/digest', { on: '1' })
+      expect(anonymous.status).toBe(303)
+      expect(anonymous.headers.get('location')).toContain('/quiz/login')
+      expect(await settings()).toEqual({ theme: 'dark', reminder_digest: false })
     })
 
     it('favorites: text and options escaped, the correct one marked in words, a link to the bank', async () => {

@@ -4,19 +4,21 @@
 // services as the JSON API.
 import { Elysia } from 'elysia'
 import { isFragment, pageContext } from '../../../views/layout'
-import { html } from '../../../views/page'
+import { FormBody, formFields, html, redirect } from '../../../views/page'
 import * as attempts from '../services/attempts'
 import { bankQuestions } from '../services/bank'
 import { favoriteIds } from '../services/favorites'
-import { dueReminders } from '../services/reminders'
+import { getUserSettings, saveUserSettings } from '../services/accounts'
+import { DIGEST_SETTING, dueReminders } from '../services/reminders'
 import type { QuizState } from '../state'
-import { FavoritesContent, FavoritesPage, ProgressContent, ProgressPage, ReviewsContent, ReviewsPage } from '../views/learner'
+import { DigestForm, FavoritesContent, FavoritesPage, ProgressContent, ProgressPage, ReviewsContent, ReviewsPage } from '../views/learner'
 
 /** Due questions listed on the reviews page (the count says how many more are due). */
 export const REVIEWS_LISTED = 50
 
 export const learnerPages = ({ core, pages }: QuizState) => {
   const base = core.config.quizBasePath
+  const digestOn = async (userId: number) => (await getUserSettings(core, userId))[DIGEST_SETTING] === true
   const ctx = pageContext(base, core.config.challenge)
   return new Elysia()
     .use(pages)
@@ -26,10 +28,18 @@ export const learnerPages = ({ core, pages }: QuizState) => {
       return html(ProgressPage({ ctx, user, dashboard, history }))
     }, { signedIn: true })
     .get('/reviews', async ({ request, user }) => {
-      const due = await dueReminders(core, user.id, REVIEWS_LISTED)
-      if (isFragment(request)) return html(ReviewsContent({ base, due, limit: REVIEWS_LISTED }))
-      return html(ReviewsPage({ ctx, user, due, limit: REVIEWS_LISTED }))
+      const [due, digest] = await Promise.all([dueReminders(core, user.id, REVIEWS_LISTED), digestOn(user.id)])
+      if (isFragment(request)) return html(ReviewsContent({ base, due, limit: REVIEWS_LISTED, digest }))
+      return html(ReviewsPage({ ctx, user, due, limit: REVIEWS_LISTED, digest }))
     }, { signedIn: true })
+    // The daily review email on or off: the same user setting PUT /api/auth/me/settings writes.
+    .post('/reviews/digest', async ({ request, user, body }) => {
+      const on = formFields(body).on === '1'
+      await saveUserSettings(core, user.id, { ...(await getUserSettings(core, user.id)), [DIGEST_SETTING]: on })
+      if (!isFragment(request)) return redirect(`${base}/reviews#digest`)
+      return html(DigestForm({ base, on, saved: true }))
+    }, { signedIn: true, body: FormBody })
+    .get('/reviews/digest', () => redirect(`${base}/reviews#digest`), { signedIn: true })
     .get('/favorites', async ({ request, user }) => {
       const questions = await bankQuestions(core, user, await favoriteIds(core, user.id))
       if (isFragment(request)) return html(FavoritesContent({ base, questions }))

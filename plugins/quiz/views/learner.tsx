@@ -6,7 +6,6 @@ import type { UserResponse } from '../models/accounts'
 import type { Dashboard, HistoryEntry } from '../models/attempts'
 import type { BankQuestion } from '../models/bank'
 import type { DueResponse } from '../models/reminders'
-import { DIGEST_SETTING } from '../services/reminders'
 import { BRAND, SignedInNav } from './accounts'
 
 interface Frame { ctx: PageContext; user: UserResponse }
@@ -90,7 +89,24 @@ export const ProgressPage = (p: Frame & { dashboard: Dashboard; history: History
 
 // Due for review ------------------------------------------------------------------------------------------------
 
-export const ReviewsContent = ({ base, due, limit }: { base: string; due: DueResponse; limit: number }) => (
+/** The daily review email, on or off: a plain form (it works without JavaScript); htmx swaps just this block. */
+export const DigestForm = ({ base, on, saved }: { base: string; on: boolean; saved?: boolean }) => (
+  <section id="digest" aria-labelledby="digest-title">
+    <h2 id="digest-title">Daily review email</h2>
+    <p>
+      {on
+        ? 'On: an email lists your questions due for review, once a day in the morning (07:00 server time), on days when something is due.'
+        : 'Off. Turn it on to get an email listing your questions due for review, once a day in the morning (07:00 server time), on days when something is due.'}
+    </p>
+    <form class="inline" action={`${base}/reviews/digest`} method="post" hx-post={`${base}/reviews/digest`} hx-target="#digest" hx-swap="outerHTML">
+      <input type="hidden" name="on" value={on ? '0' : '1'} />
+      <button type="submit" class={on ? 'secondary' : undefined}>{on ? 'Turn the daily email off' : 'Turn the daily email on'}</button>
+      {saved ? <span class="muted" role="status"> Saved.</span> : ''}
+    </form>
+  </section>
+)
+
+export const ReviewsContent = ({ base, due, limit, digest }: { base: string; due: DueResponse; limit: number; digest: boolean }) => (
   <div id="reviews">
     <dl class="facts">
       <dt>Questions due now</dt><dd id="due-count">{due.count}</dd>
@@ -128,19 +144,14 @@ export const ReviewsContent = ({ base, due, limit }: { base: string; due: DueRes
       back soon, one you got right comes back later, and the gap grows each time you get it right again. This is called
       spaced repetition: reviewing just before you would forget helps you remember for longer.
     </p>
-    <p>
-      If you would like an email listing the questions that are due, turn on the daily review email: it is the
-      {' '}<code>{DIGEST_SETTING}</code> setting of your account, switched on by setting it to true through the account
-      settings (<code safe>{`PUT ${base}/api/auth/me/settings`}</code>). The email comes once a day, in the morning
-      (07:00 server time), and only on days when something is due.
-    </p>
+    <DigestForm base={base} on={digest} />
   </div>
 )
 
-export const ReviewsPage = (p: Frame & { due: DueResponse; limit: number }) => (
+export const ReviewsPage = (p: Frame & { due: DueResponse; limit: number; digest: boolean }) => (
   <Layout title="Due for review" base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />}>
     <h1>Due for review</h1>
-    <ReviewsContent base={p.ctx.base} due={p.due} limit={p.limit} />
+    <ReviewsContent base={p.ctx.base} due={p.due} limit={p.limit} digest={p.digest} />
   </Layout>
 )
 
