@@ -46,6 +46,20 @@ describe('job configuration (JOB_LEASE_MS, JOB_HEARTBEAT_MS)', () => {
   })
 })
 
+/** A handler that holds its job until released: `started` once it runs, `runs()` how many times it ran. */
+function heldJob() {
+  const started = Promise.withResolvers<void>()
+  const release = Promise.withResolvers<void>()
+  let count = 0
+  const handler: JobHandler = async () => {
+    count++
+    started.resolve()
+    await release.promise
+    return 'once'
+  }
+  return { handler, started, release, runs: () => count }
+}
+
 for (const target of databaseTargets()) {
   describe(`jobs [${target}]`, () => {
     let db: Db
@@ -197,15 +211,7 @@ for (const target of databaseTargets()) {
 
       it('renews the lease while a handler works, so no other worker reclaims a live job', async () => {
         const kind = uniqueKind('heartbeat')
-        const release = Promise.withResolvers<void>()
-        const started = Promise.withResolvers<void>()
-        let runs = 0
-        const handler: JobHandler = async () => {
-          runs++
-          started.resolve()
-          await release.promise
-          return 'once'
-        }
+        const { handler, started, release, runs } = heldJob()
         const a = jobsFor({ workers: 1, leaseMs: 300 })
         const b = jobsFor({ workers: 1, leaseMs: 300 })
         a.register(kind, handler)
@@ -217,7 +223,7 @@ for (const target of databaseTargets()) {
         expect(await b.runOnce('b:w0')).toBe(false)
         release.resolve()
         expect(await running).toBe(true)
-        expect(runs).toBe(1)
+        expect(runs()).toBe(1)
         expect((await a.get(job.id))!.status).toBe('completed')
       })
 
@@ -315,15 +321,7 @@ for (const target of databaseTargets()) {
 
       it('never takes the job of a process that still beats, even when its lease renewal is late', async () => {
         const kind = uniqueKind('live-heartbeat')
-        const started = Promise.withResolvers<void>()
-        const release = Promise.withResolvers<void>()
-        let runs = 0
-        const handler: JobHandler = async () => {
-          runs++
-          started.resolve()
-          await release.promise
-          return 'once'
-        }
+        const { handler, started, release, runs } = heldJob()
         // A 60 s lease renews every 20 s, so nothing renews it during the test.
         const holder = jobsFor({ workers: 1, leaseMs: 60_000, heartbeatMs: 50, pollMs: 20 })
         const other = jobsFor({ workers: 1, leaseMs: 60_000 })
@@ -337,7 +335,7 @@ for (const target of databaseTargets()) {
         expect(await other.runOnce('other:w0')).toBe(false)
         release.resolve()
         await waitFor(async () => (await holder.get(job.id))!.status === 'completed', 'the job completed by its holder')
-        expect(runs).toBe(1)
+        expect(runs()).toBe(1)
         expect((await holder.get(job.id))!.attempts).toBe(1)
         await holder.stop(1_000)
       })

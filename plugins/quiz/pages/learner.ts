@@ -23,7 +23,7 @@ export const learnerPages = ({ core, pages }: QuizState) => {
   return new Elysia()
     .use(pages)
     .get('/progress', async ({ request, user }) => {
-      const [dashboard, history] = [await attempts.dashboard(core, user), await attempts.history(core, user)]
+      const [dashboard, history] = await Promise.all([attempts.dashboard(core, user), attempts.history(core, user)])
       if (isFragment(request)) return html(ProgressContent({ base, dashboard, history }))
       return html(ProgressPage({ ctx, user, dashboard, history }))
     }, { signedIn: true })

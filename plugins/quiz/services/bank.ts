@@ -116,8 +116,11 @@ export async function embedQuery(core: Core, text: string): Promise<number[]> {
   }
 }
 
-/** Ids of the semantic matches under the filters, best first (similarity desc, then id desc). */
-async function semanticIds(core: Core, caller: Caller, f: BankFilters, q: string, candidates: number): Promise<number[]> {
+/**
+ * The nearest bank questions to the text, with their similarity (at least 0.55), among the first `candidates`:
+ * the embedding and the vector search, which need no database connection held.
+ */
+async function nearestScores(core: Core, q: string, candidates: number): Promise<Map<number, number>> {
   const vector = await embedQuery(core, q)
   const topK = Math.min(BANK_SEMANTIC_CANDIDATES, Math.max(BANK_SEMANTIC_CANDIDATES_MIN, candidates))
   const matches = await core.vectors.search(QUESTIONS_COLLECTION, vector, { topK, minScore: BANK_SEMANTIC_MIN_SCORE })
@@ -126,6 +129,20 @@ async function semanticIds(core: Core, caller: Caller, f: BankFilters, q: string
     const id = Number(m.id)
     if (Number.isSafeInteger(id) && !score.has(id)) score.set(id, m.score)
   }
+  return score
+}
+
+/**
+ * Where a search starts: the quiz filter's quiz must be one the caller may see (404 first), then the semantic
+ * candidates when the mode wants them (null otherwise).
+ */
+async function searchStart(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, candidates: number): Promise<Map<number, number> | null> {
+  if (f.quizId != null) await checkQuizVisible(core, caller, f.quizId)
+  return hasText(f) && mode !== 'keyword' ? nearestScores(core, f.q!.trim(), candidates) : null
+}
+
+/** Ids of the semantic matches under the filters, best first (similarity desc, then id desc). */
+async function semanticIds(core: Core, caller: Caller, f: BankFilters, score: Map<number, number>): Promise<number[]> {
   if (score.size === 0) return []
   const rows = await core.db.sql<{ id: number }>`
     select q.id from quiz.questions q where q.id in ${idSet([...score.keys()])} and ${filterWhere(caller, f)}`
@@ -136,12 +153,11 @@ async function semanticIds(core: Core, caller: Caller, f: BankFilters, q: string
  * The ranked part of a search: the semantic matches (ordered), and the SQL condition of the rest (ordered by id
  * desc): the keyword matches not already listed, or every filtered question when there is no text; null for none.
  */
-async function plan(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, candidates = BANK_SEMANTIC_CANDIDATES): Promise<{ ranked: number[]; rest: Fragment | null }> {
-  if (f.quizId != null) await checkQuizVisible(core, caller, f.quizId)
+async function plan(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, scores: Map<number, number> | null): Promise<{ ranked: number[]; rest: Fragment | null }> {
   const where = filterWhere(caller, f)
   if (!hasText(f)) return { ranked: [], rest: where }
   const q = f.q!.trim()
-  const ranked = mode === 'keyword' ? [] : await semanticIds(core, caller, f, q, candidates)
+  const ranked = scores ? await semanticIds(core, caller, f, scores) : []
   if (mode === 'semantic') return { ranked, rest: null }
   const notRanked = ranked.length > 0 ? fragment`and q.id not in ${idSet(ranked)}` : fragment``
   return { ranked, rest: fragment`${where} and ${keywordWhere(q)} ${notRanked}` }
@@ -180,11 +196,14 @@ export async function bankQuestions(core: Core, caller: Caller, ids: number[]): 
  * matches first, then the keyword matches not already listed (id desc). `total` counts that whole list.
  */
 export async function listBank(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, limit: number, offset: number): Promise<BankPage> {
-  return withPatternPlans(core, (tx) => listBankIn(tx, caller, f, mode, limit, offset))
+  const scores = await searchStart(core, caller, f, mode, offset + limit)
+  return withPatternPlans(core, (tx) => listBankIn(tx, caller, f, mode, scores, limit, offset))
 }
 
-async function listBankIn(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, limit: number, offset: number): Promise<BankPage> {
-  const { ranked, rest } = await plan(core, caller, f, mode, offset + limit)
+async function listBankIn(
+  core: Core, caller: Caller, f: BankFilters, mode: SearchMode, scores: Map<number, number> | null, limit: number, offset: number,
+): Promise<BankPage> {
+  const { ranked, rest } = await plan(core, caller, f, mode, scores)
   const ids = ranked.slice(offset, offset + limit)
   let restTotal = 0
   if (rest) {
@@ -206,8 +225,9 @@ async function listBankIn(core: Core, caller: Caller, f: BankFilters, mode: Sear
 
 /** GET /api/questions/bank/ids: every match in the listing's order; text is matched in hybrid mode. */
 export async function bankIds(core: Core, caller: Caller, f: BankFilters): Promise<number[]> {
+  const scores = await searchStart(core, caller, f, 'hybrid', BANK_SEMANTIC_CANDIDATES)
   return withPatternPlans(core, async (tx) => {
-    const { ranked, rest } = await plan(tx, caller, f, 'hybrid')
+    const { ranked, rest } = await plan(tx, caller, f, 'hybrid', scores)
     if (!rest) return ranked
     const more = await tx.db.sql<{ id: number }>`select q.id from quiz.questions q where ${rest} order by q.id desc`
     return [...ranked, ...more.map((r) => r.id)]
