@@ -39,6 +39,12 @@ export interface LayoutProps {
   flash?: Flash
   /** Further scripts of the page, by file name under `{base}/static/` (loaded after app.js, deferred). */
   scripts?: string[]
+  /**
+   * Scripts of this page only, by file name under `{base}/static/`, at the end of the body: a boosted navigation
+   * (htmx swaps the body, not the head) runs them too, so each must be safe to run twice (a guard, then its work on
+   * `htmx:load` and at once).
+   */
+  pageScripts?: string[]
 }
 
 // htmx 2 swaps 4xx/5xx nothing by default; 422 (a form re-rendered with its messages) must swap.
@@ -52,7 +58,7 @@ const HTMX_CONFIG = JSON.stringify({
   historyCacheSize: 0,
 })
 
-export const Layout = ({ title, base, brand, nav, flash, scripts, children }: PropsWithChildren<LayoutProps>) => (
+export const Layout = ({ title, base, brand, nav, flash, scripts, pageScripts, children }: PropsWithChildren<LayoutProps>) => (
   <>
     {'<!doctype html>'}
     <html lang="en">
@@ -76,6 +82,7 @@ export const Layout = ({ title, base, brand, nav, flash, scripts, children }: Pr
           <div id="flash" class={flash ? `flash ${flash.kind}` : ''} role="status">{flash ? <span safe>{flash.text}</span> : ''}</div>
           {children}
         </main>
+        {pageScripts?.map((file) => <script src={`${base}/static/${file}`} defer></script>)}
       </body>
     </html>
   </>

@@ -1,5 +1,6 @@
 // Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN),
-// the house stylesheet and the page scripts (clinical.js: the clinical pages' sign-out across tabs).
+// uPlot (the learner's chart), the house stylesheet and the page scripts (clinical.js: the clinical pages' sign-out
+// across tabs; player.js: the quiz player's timer and autosave; progress-chart.js: the scores-over-time chart).
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 
@@ -11,6 +12,10 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'favicon.svg': { file: join(import.meta.dir, 'static', 'favicon.svg'), type: 'image/svg+xml' },
   'app.js': { file: join(import.meta.dir, 'static', 'app.js'), type: 'text/javascript; charset=utf-8' },
   'clinical.js': { file: join(import.meta.dir, 'static', 'clinical.js'), type: 'text/javascript; charset=utf-8' },
+  'player.js': { file: join(import.meta.dir, 'static', 'player.js'), type: 'text/javascript; charset=utf-8' },
+  'progress-chart.js': { file: join(import.meta.dir, 'static', 'progress-chart.js'), type: 'text/javascript; charset=utf-8' },
+  'uplot/uPlot.iife.min.js': { file: moduleFile('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
+  'uplot/uPlot.min.css': { file: moduleFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
   'swagger/swagger-ui.css': { file: moduleFile('swagger-ui-dist/swagger-ui.css'), type: 'text/css; charset=utf-8' },
 }

@@ -1,6 +1,8 @@
-// TypeBox models of the spaced-repetition reminders: the caller's due questions and a review quiz built from them.
+// TypeBox models of the spaced-repetition reminders: the caller's due questions, a review quiz built from them, and
+// the answer to one due question (which moves its schedule).
 import { t } from 'elysia'
-import { QuizAnsweredQuestion } from './quizzes'
+import { RowId } from '../../../src/core/schema'
+import { OPTION_TEXT_MAX, QuizAnsweredQuestion } from './quizzes'
 
 export const DUE_LIMIT_DEFAULT = 50
 export const DUE_LIMIT_MAX = 200
@@ -31,3 +33,18 @@ export const ReviewQuiz = t.Object({
   questions: t.Array(QuizAnsweredQuestion, { description: 'The due questions, most overdue first, with answers and explanations' }),
 }, { title: 'ReviewQuiz', description: 'A learning view of the caller\'s due questions; nothing is stored' })
 export type ReviewQuiz = typeof ReviewQuiz.static
+
+export const ReviewAnswerBody = t.Object({
+  question_id: RowId('A question on the caller\'s review schedule'),
+  answer: t.Nullable(t.String({ maxLength: OPTION_TEXT_MAX, description: 'The chosen option\'s exact text; null: "I don\'t know" (rated as wrong)' })),
+})
+export type ReviewAnswerBody = typeof ReviewAnswerBody.static
+
+export const ReviewAnswerResponse = t.Object({
+  question_id: t.Integer(),
+  is_correct: t.Boolean(),
+  correct_answer: t.String(),
+  explanation: t.String(),
+  next_due: t.String({ format: 'date-time', description: 'When the question is due again after this answer' }),
+}, { title: 'ReviewAnswer' })
+export type ReviewAnswerResponse = typeof ReviewAnswerResponse.static

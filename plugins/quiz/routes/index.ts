@@ -3,8 +3,11 @@ import { Elysia } from 'elysia'
 import { accountPages } from '../pages/accounts'
 import { bankPages } from '../pages/bank'
 import { categoriesPages } from '../pages/categories'
+import { contactPages } from '../pages/contact'
 import { documentsPages } from '../pages/documents'
+import { importPages } from '../pages/import'
 import { learnerPages } from '../pages/learner'
+import { playerPages } from '../pages/player'
 import { quizzesPages } from '../pages/quizzes'
 import type { QuizState } from '../state'
 import { accountRoutes } from './accounts'
@@ -53,3 +56,6 @@ export const quizRoutes = (state: QuizState) =>
     .use(bankPages(state))
     .use(categoriesPages(state))
     .use(learnerPages(state))
+    .use(playerPages(state))
+    .use(contactPages(state))
+    .use(importPages(state))

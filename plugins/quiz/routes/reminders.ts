@@ -1,6 +1,6 @@
 // Spaced-repetition reminders (beyond the API's spec), the JSON API. The rules are in services/reminders.ts.
 import { Elysia } from 'elysia'
-import { DUE_LIMIT_DEFAULT, DueQuery, DueResponse, ReviewQuiz } from '../models/reminders'
+import { DUE_LIMIT_DEFAULT, DueQuery, DueResponse, ReviewAnswerBody, ReviewAnswerResponse, ReviewQuiz } from '../models/reminders'
 import * as reminders from '../services/reminders'
 import type { QuizState } from '../state'
 
@@ -34,7 +34,20 @@ export const reminderRoutes = ({ core, auth }: QuizState) => {
         description: [
           'The caller\'s due questions (most overdue first, up to `limit`) as a learning view with answers and explanations.',
           'Nothing is stored and no quiz is created, so nothing needs publishing and no one else sees it. The schedule moves',
-          `when the questions are answered in a submitted attempt (POST ${api}/attempts/{attempt_id}/submit). ${ALGORITHM}`,
+          `when a question is answered: one at a time with POST ${api}/reminders/answer, or in a submitted attempt`,
+          `(POST ${api}/attempts/{attempt_id}/submit). ${ALGORITHM}`,
+        ].join(' '),
+      },
+    })
+    .post('/answer', ({ user, body }) => reminders.answerReview(core, user.id, body), {
+      role: 'user', body: ReviewAnswerBody, response: ReviewAnswerResponse,
+      detail: {
+        tags, summary: 'Answer one question on the caller\'s review schedule',
+        description: [
+          'Grades the answer (the exact text of an option; null counts as wrong) and moves the caller\'s card of the question',
+          'in one transaction: wrong is Again, right is Good, as in a submit. Answering before the question is due is allowed:',
+          'FSRS weighs the time since the last review. 404 when the question is not on the caller\'s schedule (never answered',
+          `in a submitted attempt). No attempt is stored. Answers \`next_due\`, the new due time. ${ALGORITHM}`,
         ].join(' '),
       },
     })

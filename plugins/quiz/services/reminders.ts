@@ -4,7 +4,8 @@ import { createEmptyCard, fsrs, Rating, type Card, type State } from 'ts-fsrs'
 import { publicOrigin } from '../../../src/config'
 import { mailQuote } from '../../../src/core/mail'
 import type { Core } from '../../../src/plugin'
-import type { DueResponse, ReviewQuiz } from '../models/reminders'
+import { HttpError } from '../../../src/core/errors'
+import type { DueResponse, ReviewAnswerBody, ReviewAnswerResponse, ReviewQuiz } from '../models/reminders'
 import { optionsOf } from './question-index'
 
 /** ts-fsrs with its default parameters (request_retention 0.9, maximum_interval 36500 days, no fuzz). */
@@ -93,6 +94,24 @@ export async function reviewQuiz(core: Core, userId: number, limit: number): Pro
       image_path: r.image_path, correct_answer: r.correct_answer, explanation: r.explanation,
     })),
   }
+}
+
+/**
+ * POST /api/reminders/answer: grades the caller's answer to one question on their schedule (404 when it is not on
+ * it) and moves its card, Again or Good as a submit does, in one transaction; early answers count too (FSRS takes the
+ * elapsed time into account). Nothing else is stored: no attempt is made.
+ */
+export async function answerReview(core: Core, userId: number, body: ReviewAnswerBody): Promise<ReviewAnswerResponse> {
+  return core.transaction(async (tx) => {
+    const [row] = await tx.db.sql<{ correct_answer: string; explanation: string }>`
+      select q.correct_answer, q.explanation from quiz.review_cards c join quiz.questions q on q.id = c.question_id
+      where c.user_id = ${userId} and c.question_id = ${body.question_id} for update of c`
+    if (!row) throw HttpError.notFound('review_not_found', 'This question is not on your review schedule')
+    const isCorrect = body.answer !== null && body.answer === row.correct_answer
+    await scheduleReviews(tx, userId, [{ questionId: body.question_id, correct: isCorrect }], new Date(tx.now()))
+    const [card] = await tx.db.sql<{ due: Date }>`select due from quiz.review_cards where user_id = ${userId} and question_id = ${body.question_id}`
+    return { question_id: body.question_id, is_correct: isCorrect, correct_answer: row.correct_answer, explanation: row.explanation, next_due: card!.due.toISOString() }
+  })
 }
 
 /** The user setting (PUT /api/auth/me/settings) that asks for the daily email of due questions. */

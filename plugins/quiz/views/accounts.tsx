@@ -5,10 +5,11 @@ import { PASSWORD_MIN, type UserResponse } from '../models/accounts'
 
 export const BRAND = 'Quiz'
 
-const SignedOutNav = ({ base }: { base: string }) => (
+export const SignedOutNav = ({ base }: { base: string }) => (
   <>
     <a href={`${base}/login`}>Sign in</a>
     <a href={`${base}/register`}>Create an account</a>
+    <a href={`${base}/contact`}>Contact</a>
   </>
 )
 
@@ -22,6 +23,8 @@ export const SignedInNav = ({ base, user }: { base: string; user: UserResponse }
     <a href={`${base}/progress`}>My progress</a>
     <a href={`${base}/reviews`}>Reviews</a>
     <a href={`${base}/favorites`}>Favorites</a>
+    {user.role === 'moderator' || user.role === 'admin' ? <a href={`${base}/import`}>Import</a> : ''}
+    {user.role === 'admin' ? <a href={`${base}/contact/messages`}>Messages</a> : <a href={`${base}/contact`}>Contact</a>}
     <a href={`${base}/docs`}>API</a>
     <form action={`${base}/logout`} method="post">
       <button class="link" type="submit">Sign out</button>
