@@ -4,7 +4,7 @@
 // models, a rule failure as the form shows it). The components (layout, fields) are in layout.tsx.
 import { Elysia, t } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { Value, ValueErrorType } from '@sinclair/typebox/value'
 import { HttpError } from '../src/core/errors'
 import { provenOrigin } from '../src/security'
 import type { Errors, Flash } from './layout'
@@ -117,13 +117,17 @@ export function formErrors(schema: TSchema, value: Record<string, unknown>): Rec
   const errors: Record<string, string> = {}
   for (const e of Value.Errors(schema, own)) {
     const field = e.path.replace(/^\//, '').split('/')[0] || 'form'
-    errors[field] ??= friendlyMessage(e.schema as TSchema & Record<string, unknown>, e.message)
+    errors[field] ??= friendlyMessage(e.type, e.schema as TSchema & Record<string, unknown>, e.message)
   }
   return errors
 }
 
-function friendlyMessage(schema: Record<string, unknown>, fallback: string): string {
+/** The failed rule in plain words: which one failed (the error's type), not which ones the field has. */
+function friendlyMessage(type: ValueErrorType, schema: Record<string, unknown>, fallback: string): string {
+  if (type === ValueErrorType.StringMaxLength) return `Must be at most ${schema.maxLength} characters`
+  if (type === ValueErrorType.StringMinLength) return schema.minLength === 1 ? 'Required' : `Must be at least ${schema.minLength} characters`
   if (schema.format === 'email') return 'Enter a valid email address'
+  // missing, or not text at all
   if (typeof schema.minLength === 'number' && schema.minLength > 1) return `Must be at least ${schema.minLength} characters`
   if (typeof schema.minLength === 'number') return 'Required'
   if (typeof schema.maxLength === 'number') return `Must be at most ${schema.maxLength} characters`
