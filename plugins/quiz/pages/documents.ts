@@ -40,6 +40,7 @@ const NOTICES: Record<string, string> = {
   'section-added': 'The section was added.',
   'section-deleted': 'The section was deleted.',
   cancelled: 'The extraction was cancelled.',
+  imported: 'The PDF was imported from the file server.',
 }
 const noticeOf = (done: string | undefined): Flash => (done && NOTICES[done] ? { kind: 'ok', text: NOTICES[done]! } : null)
 
