@@ -1,26 +1,32 @@
-// The quiz service's staff pages for quizzes: moderators list, rename, publish, trash, restore and delete quizzes
-// and edit or remove their questions; regular users get the published list, read only. One URL serves a page and
-// its htmx fragment; every form also works without JavaScript (Post/Redirect/Get), and the rules stay in
-// services/quizzes.ts.
+// The quiz service's pages for quizzes: regular users pick a published quiz from the list or its search (each linked
+// to its start page, with their own state); moderators list, rename, publish, trash, restore and delete quizzes and
+// edit or remove their questions. One URL serves a page and its htmx fragment; every form also works without
+// JavaScript (Post/Redirect/Get), and the rules stay in the services (quizzes.ts, search.ts, attempts.ts).
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
 import { INT4_MAX, RowId } from '../../../src/core/schema'
 import { isFragment, pageContext } from '../../../views/layout'
 import { FormBody, formErrors, formFailure, formFields, hasErrors, html, redirect } from '../../../views/page'
 import { QuestionPatch, RenameBody, type QuizListQuery } from '../models/quizzes'
+import { SEARCH_Q_MAX, SEARCH_Q_MIN } from '../models/search'
 import { hasRole, type QuizUser } from '../services/accounts'
+import * as attempts from '../services/attempts'
 import { listQuizCategories, setQuizCategory } from '../services/categories'
 import * as quizzes from '../services/quizzes'
+import { searchQuizzes } from '../services/search'
 import type { QuizState } from '../state'
 import {
-  CategoryForm, PublishedList, QuestionEditForm, QuestionList, QuestionRow, questionValues, QuizPage, QuizTable, QuizzesPage, RenameForm,
-  TrashPage, TrashTable, type Back, type CategoryFilter, type QuestionValues,
+  CategoryForm, QuestionEditForm, QuestionList, QuestionRow, questionValues, QuizPage, QuizTable, QuizzesContent, QuizzesPage, RenameForm,
+  TrashPage, TrashTable, type Back, type CategoryFilter, type LearnerState, type QuestionValues, type QuizListView, type SearchView,
 } from '../views/quizzes'
 
 const QuizParams = t.Object({ id: RowId() })
 const QuestionParams = t.Object({ id: RowId(), question_id: RowId() })
-/** The list's category filter: a quiz category's id, `none` for the uncategorized quizzes, or empty for all. */
-const ListQuery = t.Object({ category_id: t.Optional(t.Union([RowId(), t.Literal('none'), t.Literal('')])) })
+/**
+ * The list's category filter (a quiz category's id, `none` for the uncategorized quizzes, or empty for all) and its
+ * search text. q is taken loose: a text too short or too long is a message on the page, not an error page.
+ */
+const ListQuery = t.Object({ category_id: t.Optional(t.Union([RowId(), t.Literal('none'), t.Literal('')])), q: t.Optional(t.String()) })
 
 /** A filter value as the page carries it (query or a form's hidden field) and as the service takes it; anything else is no filter. */
 function categoryFilter(value: unknown): { filter: CategoryFilter; query: QuizListQuery } {
@@ -74,6 +80,41 @@ export const quizzesPages = ({ core, pages }: QuizState) => {
     const to = backTo(back, quizId)
     return redirect(filter && to === `${base}/quizzes` ? `${to}?category_id=${filter}` : to)
   }
+  /** A regular user's own state per quiz, from the dashboard and the in-progress list: the same few queries whatever the list's length. */
+  const learnerState = async (user: QuizUser): Promise<LearnerState> => {
+    const [stats, open] = await Promise.all([attempts.dashboard(core, user), attempts.inProgress(core, user)])
+    return { inProgress: new Set(open.map((a) => a.quiz_id)), bestScore: new Map(stats.quiz_stats.map((s) => [s.quiz_id, s.best_score])) }
+  }
+  /**
+   * The list page's contents. A search runs over what the caller may see (published quizzes only for a regular user)
+   * and keeps the hits that are in the list, so the category filter narrows a search too.
+   */
+  const listView = async (user: QuizUser, query: typeof ListQuery.static): Promise<QuizListView> => {
+    const moderator = hasRole(user, 'moderator')
+    const { filter, query: listQuery } = categoryFilter(query.category_id)
+    const q = (query.q ?? '').trim()
+    const [list, categories, learner] = await Promise.all([
+      quizzes.listQuizzes(core, user, listQuery), listQuizCategories(core), moderator ? null : learnerState(user),
+    ])
+    const search: SearchView = { q, hits: null, notice: null }
+    if (q.length > 0 && q.length < SEARCH_Q_MIN) search.notice = `Type at least ${SEARCH_Q_MIN} characters to search. The quizzes are listed below.`
+    else if (q.length > SEARCH_Q_MAX) search.notice = `A search can be at most ${SEARCH_Q_MAX} characters long. The quizzes are listed below.`
+    else if (q) {
+      try {
+        const inList = new Map(list.map((z) => [z.id, z]))
+        search.hits = (await searchQuizzes(core, user, q, 'all')).flatMap((result) => {
+          const quiz = inList.get(result.quiz_id)
+          return quiz ? [{ result, quiz }] : []
+        })
+      } catch (err) {
+        // the embedding model out of reach: the page still lists the quizzes, and the log keeps the cause
+        if (!(err instanceof HttpError) || err.status < 500) throw err
+        core.log.warn({ err, code: err.code }, 'quiz list search unavailable')
+        search.notice = 'Search is not available right now: try again in a moment. The quizzes are listed below.'
+      }
+    }
+    return { base, moderator, quizzes: list, categories, filter, learner, search }
+  }
   const quizPage = async (user: QuizUser, quizId: number, extra: Partial<Parameters<typeof QuizPage>[0]> = {}, status = 200) => {
     const { quiz, questions } = await quizzes.quizWithQuestions(core, quizId)
     return html(QuizPage({ ctx, user, quiz, questions, categories: await listQuizCategories(core), ...extra }), { status })
@@ -82,12 +123,8 @@ export const quizzesPages = ({ core, pages }: QuizState) => {
   return new Elysia({ prefix: '/quizzes' })
     .use(pages)
     .get('', async ({ request, user, query }) => {
-      const moderator = hasRole(user, 'moderator')
-      const { filter, query: listQuery } = categoryFilter(query.category_id)
-      const list = await quizzes.listQuizzes(core, user, listQuery)
-      const categories = await listQuizCategories(core)
-      if (isFragment(request)) return html(moderator ? QuizTable({ base, quizzes: list, categories, filter }) : PublishedList({ quizzes: list, filter }))
-      return html(QuizzesPage({ ctx, user, quizzes: list, moderator, categories, filter }))
+      const view = await listView(user, query)
+      return html(isFragment(request) ? QuizzesContent(view) : QuizzesPage({ ctx, user, ...view }))
     }, { signedIn: true, query: ListQuery })
     .get('/trash', async ({ request, user }) => {
       requireModerator(user)

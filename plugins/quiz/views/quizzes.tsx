@@ -1,12 +1,15 @@
-// The quiz service's staff pages for quizzes: the list (published flag, question count, actions), the trash, and a
-// quiz's page with its questions (click-to-edit rows). Every form has action + method and works without JavaScript;
-// htmx swaps the list, the trash table or one question row in place.
+// The quiz service's pages for quizzes: the list with its search (learners pick a quiz to take, with their own state
+// per quiz; moderators get a table with actions), the trash, and a quiz's page with its questions (click-to-edit
+// rows). Every form has action + method and works without JavaScript; htmx swaps the results, the list, the trash
+// table or one question row in place.
 import { Layout, type Errors, type Flash, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import { TITLE_MAX } from '../models/extraction'
 import type { QuizAnsweredQuestion, QuizResponse } from '../models/quizzes'
+import { SEARCH_Q_MAX, SEARCH_Q_MIN, type MatchType, type QuizSearchResult } from '../models/search'
 import type { QuizCategory } from '../services/categories'
 import { BRAND, SignedInNav } from './accounts'
+import { percent } from './learner'
 
 /** Where a list action sends the browser back to (a form field, mapped to our own paths only). */
 export type Back = 'list' | 'trash' | 'quiz'
@@ -37,10 +40,45 @@ export type CategoryFilter = string
 
 const categoryName = (categories: QuizCategory[], id: number | null) => (id === null ? null : categories.find((c) => c.id === id)?.name ?? null)
 
-/** A GET form: works as a plain link without JavaScript; htmx swaps only the list and keeps the address. */
-export const QuizFilter = ({ base, categories, filter }: { base: string; categories: QuizCategory[]; filter: CategoryFilter }) => (
-  <form id="quiz-filter" class="inline" action={`${base}/quizzes`} method="get" role="search" hx-get={`${base}/quizzes`}
-    hx-target="#quizzes" hx-swap="outerHTML" hx-push-url="true" hx-trigger="change, submit">
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
+
+/** A quiz's mode as a learner reads it: "Timed, 20 minutes" or "Learning: answers shown as you go". */
+export const modeWords = (q: Pick<QuizResponse, 'mode' | 'time_limit_minutes'>) => {
+  if (q.mode === 'learning') return 'Learning: answers shown as you go'
+  return q.time_limit_minutes ? `Timed, ${plural(q.time_limit_minutes, 'minute', 'minutes')}` : 'Timed'
+}
+
+/** A quiz's start page (the player): where a learner, or a moderator trying a quiz, takes it. */
+export const playUrl = (base: string, quizId: number) => `${base}/play/${quizId}`
+
+/** The list page's address for a search text and a category filter; empty parts are left out. */
+export function listUrl(base: string, q: string, filter: CategoryFilter): string {
+  const params = new URLSearchParams()
+  if (q) params.set('q', q)
+  if (filter) params.set('category_id', filter)
+  const query = params.toString()
+  return `${base}/quizzes${query ? `?${query}` : ''}`
+}
+
+/**
+ * The page's one GET form: the search text and the category filter go together, so a search looks only within the
+ * chosen category and the category list keeps the search. Without JavaScript it is a plain GET of the page; htmx
+ * swaps only the results (after a short pause in typing, or on a change of category) and keeps the address.
+ */
+export const QuizFilter = ({ base, categories, filter, q = '' }: { base: string; categories: QuizCategory[]; filter: CategoryFilter; q?: string }) => (
+  <form id="quiz-filter" class="stack" action={`${base}/quizzes`} method="get" role="search" hx-get={`${base}/quizzes`}
+    hx-target="#quizzes" hx-swap="outerHTML" hx-push-url="true"
+    hx-trigger="submit, change from:#filter-category, input changed delay:400ms from:#quiz-q">
+    <div>
+      <label for="quiz-q">
+        <span>Search quizzes</span>
+        <input id="quiz-q" name="q" type="search" value={q} maxlength={SEARCH_Q_MAX} aria-describedby="quiz-q-hint" />
+      </label>
+      {/* outside the label, so the box's name stays "Search quizzes"; the hint is its description */}
+      <span class="field-hint muted" id="quiz-q-hint">
+        {`Words from a quiz's title or from its questions, at least ${SEARCH_Q_MIN} characters. With a category chosen, only that category is searched.`}
+      </span>
+    </div>
     <label for="filter-category">
       <span>Category</span>
       <select id="filter-category" name="category_id">
@@ -48,16 +86,43 @@ export const QuizFilter = ({ base, categories, filter }: { base: string; categor
         <option value="none" selected={filter === 'none' ? true : undefined}>No category</option>
         {categories.map((c) => <option value={String(c.id)} selected={filter === String(c.id) ? true : undefined} safe>{c.name}</option>)}
       </select>
-    </label>{' '}
-    <button type="submit" class="secondary">Show</button>
+    </label>
+    <div>
+      <button type="submit">Search</button>
+    </div>
   </form>
 )
 
 const emptyText = (filter: CategoryFilter, none: string) => (filter ? 'No quizzes match this category.' : none)
 
+/** A message about the search in place of its results (too short, unavailable); the list follows it. */
+const Notice = ({ text }: { text: string | null }) => (text ? <p class="flash warning" role="status" safe>{text}</p> : '')
+
+/** The list's contents as the page carries them; the results element (#quizzes) is also the htmx fragment. */
+export interface QuizListView {
+  base: string
+  moderator: boolean
+  quizzes: QuizResponse[]
+  categories: QuizCategory[]
+  filter: CategoryFilter
+  /** A regular user's own state per quiz; null for moderators (their table shows none). */
+  learner: LearnerState | null
+  search: SearchView
+}
+
+/** The signed-in learner's own state: the quizzes with an incomplete attempt, the best score of the completed ones. */
+export interface LearnerState { inProgress: Set<number>; bestScore: Map<number, number> }
+
+/** The search as typed (trimmed), its hits (null when no search ran) or why it did not run. */
+export interface SearchView { q: string; hits: SearchHit[] | null; notice: string | null }
+export interface SearchHit { result: QuizSearchResult; quiz: QuizResponse }
+
 /** The moderators' table of quizzes out of the trash; also the fragment list actions and the filter swap in. */
-export const QuizTable = ({ base, quizzes, categories = [], filter = '' }: { base: string; quizzes: QuizResponse[]; categories?: QuizCategory[]; filter?: CategoryFilter }) => (
+export const QuizTable = ({ base, quizzes, categories = [], filter = '', notice = null }: {
+  base: string; quizzes: QuizResponse[]; categories?: QuizCategory[]; filter?: CategoryFilter; notice?: string | null
+}) => (
   <div id="quizzes">
+    <Notice text={notice} />
     {quizzes.length === 0 ? <p class="muted">{emptyText(filter, 'No quizzes yet.')}</p> : (
       <table>
         <thead>
@@ -75,9 +140,10 @@ export const QuizTable = ({ base, quizzes, categories = [], filter = '' }: { bas
                 <td><a href={`${base}/quizzes/${q.id}`} safe>{q.title}</a></td>
                 <td>{category === null ? <span class="muted">None</span> : <span safe>{category}</span>}</td>
                 <td>{q.questions_count}</td>
-                <td>{q.mode}</td>
+                <td safe>{modeWords(q)}</td>
                 <td>{q.is_published ? 'Yes' : 'No'}</td>
                 <td>
+                  {q.is_published ? <><a href={playUrl(base, q.id)} aria-label={`Take ${q.title}`}>Take</a>{' '}</> : ''}
                   <ActionForm base={base} quizId={q.id} action="publish" back="list" target="quizzes"
                     label={q.is_published ? 'Unpublish' : 'Publish'} extra={{ published: q.is_published ? '0' : '1', ...keep }} />
                   <ActionForm base={base} quizId={q.id} action="trash" back="list" target="quizzes" label="Move to trash" extra={keep} />
@@ -91,27 +157,117 @@ export const QuizTable = ({ base, quizzes, categories = [], filter = '' }: { bas
   </div>
 )
 
-/** What a regular user sees: the published quizzes, read only. */
-export const PublishedList = ({ quizzes, filter = '' }: { quizzes: QuizResponse[]; filter?: CategoryFilter }) => (
+/** The learner's own state in words: "In progress", "Best score 75%", both, or not taken yet. */
+const LearnerStateWords = ({ quizId, state }: { quizId: number; state: LearnerState }) => {
+  const best = state.bestScore.get(quizId)
+  const words = [state.inProgress.has(quizId) ? 'In progress' : '', best === undefined ? '' : `Best score ${percent(best)}`].filter(Boolean)
+  return words.length === 0 ? <span class="muted">Not taken yet</span> : <span safe>{words.join(' · ')}</span>
+}
+
+/** What a regular user sees: the published quizzes, each linked to its start page, with the user's own state. */
+export const LearnerList = ({ base, quizzes, categories, filter = '', state, notice = null }: {
+  base: string; quizzes: QuizResponse[]; categories: QuizCategory[]; filter?: CategoryFilter; state: LearnerState; notice?: string | null
+}) => (
   <div id="quizzes">
+    <Notice text={notice} />
     {quizzes.length === 0 ? <p class="muted">{emptyText(filter, 'No quizzes are published yet.')}</p> : (
-      <ul>
-        {quizzes.map((q) => (
-          <li><span safe>{q.title}</span> <span class="muted" safe>{`(${q.questions_count} questions, ${q.mode})`}</span></li>
-        ))}
-      </ul>
+      <table>
+        <caption class="muted">Choose a quiz to start it, or to carry on where you left off.</caption>
+        <thead>
+          <tr>
+            <th scope="col">Quiz</th><th scope="col">Category</th><th scope="col">Questions</th><th scope="col">Mode</th>
+            <th scope="col">Your results</th>
+          </tr>
+        </thead>
+        <tbody>
+          {quizzes.map((q) => {
+            const category = categoryName(categories, q.category_id)
+            return (
+              <tr id={`quiz-${q.id}`}>
+                <th scope="row"><a href={playUrl(base, q.id)} safe>{q.title}</a></th>
+                <td>{category === null ? <span class="muted">None</span> : <span safe>{category}</span>}</td>
+                <td>{q.questions_count}</td>
+                <td safe>{modeWords(q)}</td>
+                <td><LearnerStateWords quizId={q.id} state={state} /></td>
+              </tr>
+            )
+          })}
+        </tbody>
+      </table>
     )}
   </div>
 )
 
-export const QuizzesPage = (p: Frame & { quizzes: QuizResponse[]; moderator: boolean; categories: QuizCategory[]; filter: CategoryFilter }) => (
+const MATCH_WORDS: Record<MatchType, string> = {
+  title: 'Found in the title',
+  question: 'Found in its questions',
+  title_and_question: 'Found in the title and in its questions',
+}
+
+/** The search's results: each quiz linked to its start page, how it matched, and up to five matching questions. */
+export const SearchResults = (p: QuizListView & { hits: SearchHit[] }) => {
+  const { base, search, filter } = p
+  const category = filter === 'none' ? 'no category' : filter ? categoryName(p.categories, Number(filter)) : null
+  const within = category === null ? '' : filter === 'none' ? ' among the quizzes with no category' : ` in the category “${category}”`
+  // wide, as the list's table makes the page: the page keeps its width while htmx swaps list and results
+  return (
+    <div id="quizzes" class="wide">
+      <h2 safe>{p.hits.length === 0
+        ? `No quizzes match “${search.q}”${within}`
+        : `${plural(p.hits.length, 'quiz matches', 'quizzes match')} “${search.q}”${within}`}</h2>
+      <p>
+        <a href={listUrl(base, '', filter)}>Clear the search</a>
+        {filter ? <>{' · '}<a href={listUrl(base, search.q, '')}>Search every category</a></> : ''}
+      </p>
+      {p.hits.length === 0 ? '' : (
+        <ol>
+          {p.hits.map(({ result, quiz }) => {
+            const quizCategory = categoryName(p.categories, quiz.category_id)
+            const facts = [MATCH_WORDS[result.match_type], plural(quiz.questions_count, 'question', 'questions'), modeWords(quiz),
+              quizCategory === null ? 'No category' : `Category: ${quizCategory}`]
+            return (
+              <li id={`result-${quiz.id}`}>
+                <h3><a href={playUrl(base, quiz.id)} safe>{quiz.title}</a></h3>
+                <p class="muted" safe>{facts.join(' · ')}</p>
+                {p.learner ? <p>Your results: <LearnerStateWords quizId={quiz.id} state={p.learner} /></p> : ''}
+                {p.moderator ? (
+                  <p>
+                    {quiz.is_published ? '' : 'Not published. '}
+                    <a href={`${base}/quizzes/${quiz.id}`} aria-label={`Manage ${quiz.title}`}>Manage</a>
+                  </p>
+                ) : ''}
+                {result.matching_questions.length === 0 ? '' : (
+                  <>
+                    <p>Matching questions:</p>
+                    <ul>
+                      {result.matching_questions.map((m) => <li safe>{m.question_text}</li>)}
+                    </ul>
+                  </>
+                )}
+              </li>
+            )
+          })}
+        </ol>
+      )}
+    </div>
+  )
+}
+
+/** The results element: the search's results, or the list (moderators' table, learners' list) with any search notice. */
+export const QuizzesContent = (p: QuizListView) => {
+  if (p.search.hits) return <SearchResults {...p} hits={p.search.hits} />
+  if (p.moderator || !p.learner) {
+    return <QuizTable base={p.base} quizzes={p.quizzes} categories={p.categories} filter={p.filter} notice={p.search.notice} />
+  }
+  return <LearnerList base={p.base} quizzes={p.quizzes} categories={p.categories} filter={p.filter} state={p.learner} notice={p.search.notice} />
+}
+
+export const QuizzesPage = (p: Frame & QuizListView) => (
   <Layout title="Quizzes" base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />} flash={p.flash}>
     <h1>Quizzes</h1>
     {p.moderator ? <QuizzesNav base={p.ctx.base} /> : ''}
-    <QuizFilter base={p.ctx.base} categories={p.categories} filter={p.filter} />
-    {p.moderator
-      ? <QuizTable base={p.ctx.base} quizzes={p.quizzes} categories={p.categories} filter={p.filter} />
-      : <PublishedList quizzes={p.quizzes} filter={p.filter} />}
+    <QuizFilter base={p.ctx.base} categories={p.categories} filter={p.filter} q={p.search.q} />
+    <QuizzesContent {...p} />
   </Layout>
 )
 
@@ -286,7 +442,7 @@ export const QuizPage = (p: Frame & {
       <dt>Questions</dt>
       <dd>{p.quiz.questions_count}</dd>
       <dt>Mode</dt>
-      <dd>{p.quiz.mode}</dd>
+      <dd safe>{modeWords(p.quiz)}</dd>
       <dt>Published</dt>
       <dd>{p.quiz.is_published ? 'Yes' : 'No'}</dd>
       <dt>Category</dt>
