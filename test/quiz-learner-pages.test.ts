@@ -93,8 +93,8 @@ for (const target of databaseTargets()) {
       const [first, second] = rows.map((r) => r.completed_at.toISOString())
       const history = body.slice(body.indexOf(`id="history-${quizId}"`))
       expect(history).toContain('Anatomy &lt;script&gt;alert(1)&lt;/script&gt;</h3>')
-      expect(history).toContain(`<tr id="attempt-${attemptIds[0]}"><td><time datetime="${first}">${first!.slice(0, 10)} ${first!.slice(11, 16)} UTC</time></td><td>3 of 4</td><td>75%</td></tr>`)
-      expect(history).toContain(`<tr id="attempt-${attemptIds[1]}"><td><time datetime="${second}">${second!.slice(0, 10)} ${second!.slice(11, 16)} UTC</time></td><td>4 of 4</td><td>100%</td></tr>`)
+      expect(history).toContain(`<tr id="attempt-${attemptIds[0]}"><td><time datetime="${first}">${first!.slice(0, 10)} ${first!.slice(11, 16)} UTC</time></td><td>3 of 4</td><td>75%</td><td><a href="/quiz/attempts/${attemptIds[0]}">Review the attempt of ${first!.slice(0, 10)}</a></td></tr>`)
+      expect(history).toContain(`<tr id="attempt-${attemptIds[1]}"><td><time datetime="${second}">${second!.slice(0, 10)} ${second!.slice(11, 16)} UTC</time></td><td>4 of 4</td><td>100%</td><td><a href="/quiz/attempts/${attemptIds[1]}">Review the attempt of ${second!.slice(0, 10)}</a></td></tr>`)
       // oldest first
       expect(history.indexOf(`attempt-${attemptIds[0]}`)).toBeLessThan(history.indexOf(`attempt-${attemptIds[1]}`))
       expect(body).not.toContain('No attempts yet')

@@ -1,7 +1,7 @@
-// The quiz service's learner pages, read only, for any signed-in user: /progress (the dashboard figures and the
-// history), /reviews (the questions due under spaced repetition) and /favorites (the starred questions with their
-// answers). One URL serves the page and, for htmx requests, its content fragment; the figures come from the same
-// services as the JSON API.
+// The quiz service's learner pages, read only, for any signed-in user: /progress (the dashboard figures, the
+// scores-over-time chart and the history), /reviews (the questions due under spaced repetition) and /favorites (the
+// starred questions with their answers). One URL serves the page and, for htmx requests, its content fragment; the
+// figures come from the same services as the JSON API.
 import { Elysia } from 'elysia'
 import { isFragment, pageContext } from '../../../views/layout'
 import { FormBody, formFields, html, redirect } from '../../../views/page'
@@ -15,6 +15,8 @@ import { DigestForm, FavoritesContent, FavoritesPage, ProgressContent, ProgressP
 
 /** Due questions listed on the reviews page (the count says how many more are due). */
 export const REVIEWS_LISTED = 50
+/** Quizzes drawn as lines on the progress page's chart, the most recently taken (more lines than this cannot be told apart). */
+export const CHART_QUIZZES = 8
 
 export const learnerPages = ({ core, pages }: QuizState) => {
   const base = core.config.quizBasePath
@@ -24,8 +26,8 @@ export const learnerPages = ({ core, pages }: QuizState) => {
     .use(pages)
     .get('/progress', async ({ request, user }) => {
       const [dashboard, history] = await Promise.all([attempts.dashboard(core, user), attempts.history(core, user)])
-      if (isFragment(request)) return html(ProgressContent({ base, dashboard, history }))
-      return html(ProgressPage({ ctx, user, dashboard, history }))
+      if (isFragment(request)) return html(ProgressContent({ base, dashboard, history, chartQuizzes: CHART_QUIZZES }))
+      return html(ProgressPage({ ctx, user, dashboard, history, chartQuizzes: CHART_QUIZZES }))
     }, { signedIn: true })
     .get('/reviews', async ({ request, user }) => {
       const [due, digest] = await Promise.all([dueReminders(core, user.id, REVIEWS_LISTED), digestOn(user.id)])

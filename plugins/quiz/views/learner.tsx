@@ -1,6 +1,6 @@
-// The quiz service's learner pages, read only: "My progress" (the dashboard figures, a table per quiz, the history),
-// "Due for review" (the spaced-repetition schedule) and "My favorite questions". Each page's main content is one
-// element with an id, which is also the fragment htmx requests get.
+// The quiz service's learner pages, read only: "My progress" (the dashboard figures, the scores over time, a table per
+// quiz, the history), "Due for review" (the spaced-repetition schedule) and "My favorite questions". Each page's main
+// content is one element with an id, which is also the fragment htmx requests get.
 import { Layout, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import type { Dashboard, HistoryEntry } from '../models/attempts'
@@ -22,7 +22,77 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 
 // My progress ---------------------------------------------------------------------------------------------------
 
-export const ProgressContent = ({ base, dashboard, history }: { base: string; dashboard: Dashboard; history: HistoryEntry[] }) => (
+/** One quiz's line on the scores-over-time chart: its completed attempts, oldest first (as in the history). */
+export interface ChartQuiz { quiz_id: number; title: string; points: Array<{ attempt_id: number; date: string; percentage: number }> }
+/** What the page hands progress-chart.js: the quizzes drawn (the most recent first) and how many there are in all. */
+export interface ScoresChart { quizzes: ChartQuiz[]; quizzes_total: number }
+
+/** The chart's data from the history (quizzes by latest activity, newest first): the `limit` most recent quizzes. */
+export const scoresChart = (history: HistoryEntry[], limit: number): ScoresChart => ({
+  quizzes: history.slice(0, limit).map((h) => ({
+    quiz_id: h.quiz_id,
+    title: h.title,
+    points: h.attempts.map((a) => ({ attempt_id: a.attempt_id, date: a.date, percentage: a.percentage })),
+  })),
+  quizzes_total: history.length,
+})
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+/** An ISO timestamp as a day in words, in UTC like the tables: "3 Jan 2025". */
+const day = (iso: string) => {
+  const d = new Date(iso)
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`
+}
+
+/** The chart in one sentence, for screen readers (its aria-label): how many attempts, over which days, the latest score. */
+export function chartSummary(chart: ScoresChart): string {
+  const points = chart.quizzes.flatMap((q) => q.points).sort((a, b) => a.date.localeCompare(b.date) || a.attempt_id - b.attempt_id)
+  const first = points[0]
+  const latest = points[points.length - 1]
+  if (!first || !latest) return 'No scores yet.'
+  const n = chart.quizzes.length
+  const quizzes = n < chart.quizzes_total ? `the ${n} quizzes taken most recently` : plural(n, 'quiz', 'quizzes')
+  const span = day(first.date) === day(latest.date) ? `on ${day(first.date)}` : `from ${day(first.date)} to ${day(latest.date)}`
+  return `Scores of ${plural(points.length, 'attempt', 'attempts')} in ${quizzes}, ${span} (UTC); latest ${percent(latest.percentage)}.`
+}
+
+/**
+ * JSON for a `<script type="application/json">` block. The browser reads that block as raw text up to the first
+ * `</script`, which HTML escaping cannot prevent (entities are not decoded there), so `<`, `>` and `&` (and the two
+ * line separators) become JSON's \u escapes: the text parses back unchanged and a title cannot end the block.
+ */
+export const scriptJson = (value: unknown) =>
+  JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+/**
+ * Scores over time: one line per quiz (a single line through every quiz would rise and fall with how hard each quiz
+ * is, not with the learner's progress; per quiz, a retaken quiz shows its trend). Drawn by progress-chart.js with
+ * uPlot from the JSON block; the scripts sit here, next to the figure, so that htmx runs them when a boosted
+ * navigation swaps this page in (it does not merge a new page's head). The tables below are the text alternative.
+ */
+const ScoresOverTime = ({ base, chart }: { base: string; chart: ScoresChart }) => (
+  <section id="scores-over-time" aria-labelledby="scores-over-time-title">
+    <h2 id="scores-over-time-title">Scores over time</h2>
+    <link rel="stylesheet" href={`${base}/static/uplot/uPlot.min.css`} />
+    <figure class="chart">
+      <div id="progress-chart" role="img" aria-label={chartSummary(chart)}>
+        <p class="muted">The chart needs JavaScript; the tables below list every score.</p>
+      </div>
+      <figcaption class="muted">
+        {`Your percentage in each completed attempt, by the time you finished it (UTC), one line per quiz. ${
+          chart.quizzes.length < chart.quizzes_total
+            ? `The ${chart.quizzes.length} quizzes you took most recently are drawn; the tables below list all ${chart.quizzes_total}.`
+            : 'The tables below list every score.'}`}
+      </figcaption>
+    </figure>
+    {/* Not escaped as HTML on purpose: scriptJson makes the text safe inside the block (see there). */}
+    <script type="application/json" id="progress-data">{scriptJson(chart)}</script>
+    <script src={`${base}/static/uplot/uPlot.iife.min.js`} defer></script>
+    <script src={`${base}/static/progress-chart.js`} defer></script>
+  </section>
+)
+
+export const ProgressContent = ({ base, dashboard, history, chartQuizzes }: { base: string; dashboard: Dashboard; history: HistoryEntry[]; chartQuizzes: number }) => (
   <div id="progress">
     <h2>Summary</h2>
     <dl class="facts">
@@ -34,6 +104,7 @@ export const ProgressContent = ({ base, dashboard, history }: { base: string; da
       ? <p class="muted">No attempts yet: open a quiz from <a href={`${base}/quizzes`}>Quizzes</a> to start.</p>
       : (
         <>
+          {history.length > 0 ? <ScoresOverTime base={base} chart={scoresChart(history, chartQuizzes)} /> : ''}
           <h2>Scores by quiz</h2>
           <table>
             <caption class="muted">Completed attempts only; the latest quiz first.</caption>
@@ -61,7 +132,7 @@ export const ProgressContent = ({ base, dashboard, history }: { base: string; da
               <h3 id={`history-${h.quiz_id}-title`} safe>{h.title}</h3>
               <table>
                 <thead>
-                  <tr><th scope="col">Completed</th><th scope="col">Score</th><th scope="col">Percentage</th></tr>
+                  <tr><th scope="col">Completed</th><th scope="col">Score</th><th scope="col">Percentage</th><th scope="col">Answers</th></tr>
                 </thead>
                 <tbody>
                   {h.attempts.map((a) => (
@@ -69,6 +140,7 @@ export const ProgressContent = ({ base, dashboard, history }: { base: string; da
                       <td><When iso={a.date} /></td>
                       <td>{`${a.score} of ${a.total}`}</td>
                       <td>{percent(a.percentage)}</td>
+                      <td><a href={`${base}/attempts/${a.attempt_id}`}>{`Review the attempt of ${a.date.slice(0, 10)}`}</a></td>
                     </tr>
                   ))}
                 </tbody>
@@ -80,10 +152,10 @@ export const ProgressContent = ({ base, dashboard, history }: { base: string; da
   </div>
 )
 
-export const ProgressPage = (p: Frame & { dashboard: Dashboard; history: HistoryEntry[] }) => (
+export const ProgressPage = (p: Frame & { dashboard: Dashboard; history: HistoryEntry[]; chartQuizzes: number }) => (
   <Layout title="My progress" base={p.ctx.base} brand={BRAND} nav={<SignedInNav base={p.ctx.base} user={p.user} />}>
     <h1>My progress</h1>
-    <ProgressContent base={p.ctx.base} dashboard={p.dashboard} history={p.history} />
+    <ProgressContent base={p.ctx.base} dashboard={p.dashboard} history={p.history} chartQuizzes={p.chartQuizzes} />
   </Layout>
 )
 
@@ -121,6 +193,7 @@ export const ReviewsContent = ({ base, due, limit, digest }: { base: string; due
         : 'Nothing is due right now: come back at the time above.'}</p>
       : (
         <>
+          <p><a class="button" href={`${base}/reviews/play`}>Review the due questions now</a></p>
           <h2>Due questions</h2>
           {due.count > due.questions.length ? <p class="muted">{`The ${limit} most overdue of ${due.count} are listed.`}</p> : ''}
           <table>
