@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generate } from 'otplib'
+import { startAiServer, type AiServer } from './support/ai-server'
 import { makePdf } from './support/pdf'
 import { startServer, type ServerProcess } from './support/server-process'
 import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
@@ -25,6 +26,8 @@ const QUIZ_ADMIN = { name: 'Quiz <Admin>', email: 'quiz-admin@example.test', pas
 
 let dataDir = ''
 let server: ServerProcess | null = null
+/** The project's OpenAI-compatible test server: the tutor of the player's walk answers from it. */
+let ai: AiServer | null = null
 let browser: Browser | null = null
 let base = ''
 let axeSource = ''
@@ -152,7 +155,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'pages-browser-'))
   // Assigned as soon as it runs, so afterAll stops it even when the browser fails to start.
   // Only what the process needs: no mail, bot challenge or APP_URL from the caller's environment.
-  const starting = startServer({ NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: 'memory://', WORKERS: '0', LOG_LEVEL: 'error' }, { bare: true })
+  ai = await startAiServer()
+  const starting = startServer({ NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: 'memory://', WORKERS: '0', LOG_LEVEL: 'error', ...ai.env }, { bare: true })
     .then((started) => (server = started))
   const [launched] = await Promise.all([
     // launch() gives Chromium a fresh --user-data-dir of its own (a temporary profile, removed on close).
@@ -170,6 +174,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close().catch(() => {})
   if (server) await Promise.race([server.stop(), Bun.sleep(5_000).then(() => server?.kill9())])
+  await ai?.close().catch(() => {})
   if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 }, 10_000)
 
@@ -197,6 +202,7 @@ describe('every page in headless Chromium: no console error, no serious axe viol
       ...(await visit(page, '/quiz/register')),
       ...(await visit(page, '/quiz/forgot-password')),
       ...(await visit(page, '/quiz/reset-password?token=x')),
+      ...(await visit(page, '/quiz/contact')),
       ...(await visit(page, '/quiz/verify-email?token=x', 400)),
       ...(await visit(page, '/quiz/no-such-page', 404)),
     ]
@@ -332,7 +338,7 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     problems.push(...(await checkPage(page, 'a document, processed', 200)))
     await shot('2-document')
 
-    // A section, then a quiz from it by pattern matching (no AI on this server).
+    // A section, then a quiz from it by pattern matching (no AI).
     await page.getByLabel('Section name').fill('Cardiology')
     await page.locator('#section-start').fill('1')
     await page.locator('#section-end').fill('2')
@@ -383,6 +389,136 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     await context.close()
     expect(problems).toEqual([])
   }, 60_000)
+
+  it("a learner's quizzes in the player: a timed quiz survives a reload, a second browser meets the lock, a learning quiz with a tutor question", async () => {
+    const api = async (path: string, init: RequestInit & { token?: string } = {}) => {
+      const headers = new Headers(init.headers)
+      if (init.token) headers.set('authorization', `Bearer ${init.token}`)
+      if (typeof init.body === 'string') headers.set('content-type', 'application/json')
+      const res = await fetch(`${base}/quiz/api${path}`, { ...init, headers })
+      expect(res.status).toBeLessThan(300)
+      return res.json() as Promise<Record<string, unknown>>
+    }
+    const { access_token: token } = await api('/auth/login', { method: 'POST', body: JSON.stringify({ email: QUIZ_ADMIN.email, password: QUIZ_ADMIN.password }) }) as { access_token: string }
+    const form = new FormData()
+    const pdf = await makePdf([
+      ['1. Which valve separates the left atrium from the left ventricle?', 'A) Tricuspid', 'B) Mitral', 'C) Aortic', 'Answer: B', 'Explanation: The mitral valve has two cusps.'],
+      ['2. Which vessel carries blood from the lungs to the heart?', 'A) Pulmonary vein', 'B) Vena cava', 'C) Aorta', 'Answer: A'],
+    ])
+    form.append('file', new File([pdf], 'player.pdf', { type: 'application/pdf' }))
+    const doc = await api('/documents/upload', { method: 'POST', body: form, token }) as { id: number }
+    const section = await api(`/documents/${doc.id}/sections`, { method: 'POST', body: JSON.stringify({ name: 'All', start_page: 1, end_page: 2 }), token }) as { id: number }
+    const quizOf = async (title: string, mode: 'timed' | 'learning') => {
+      const started = await api('/quizzes/', {
+        method: 'POST', token, body: JSON.stringify({ section_id: section.id, title, mode, time_limit_minutes: mode === 'timed' ? 10 : null, extraction_mode: 'regex' }),
+      }) as { job_id: string }
+      const job = await api(`/quizzes/job/${started.job_id}`, { token }) as { quiz_id: number }
+      await api(`/quizzes/${job.quiz_id}/publish`, { method: 'PATCH', token })
+      return job.quiz_id
+    }
+    const timedId = await quizOf('Valves, timed', 'timed')
+    const learningId = await quizOf('Valves, learning', 'learning')
+    const signIn = async (page: Page) => {
+      await page.goto('/quiz/login')
+      await page.getByLabel('Email').fill(QUIZ_ADMIN.email)
+      await page.getByLabel('Password').fill(QUIZ_ADMIN.password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.waitForURL(/\/quiz\/$/)
+    }
+    const shot = async (page: Page, name: string) => {
+      if (SHOTS) await page.screenshot({ path: `${SHOTS}/player-${name}.png`, fullPage: true })
+    }
+    const secondsLeft = async (page: Page) => {
+      const [m, s] = ((await page.locator('#timer').textContent()) ?? '').split(':').map(Number)
+      return m! * 60 + s!
+    }
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems: string[] = []
+    await signIn(page)
+
+    // Timed: start from the quiz's page; answer one question; the autosave stores it (the POST answers 204).
+    problems.push(...(await visit(page, `/quiz/play/${timedId}`)))
+    await page.getByRole('button', { name: 'Start the quiz' }).click()
+    await page.waitForURL(/\/quiz\/attempts\/\d+\/play$/)
+    const playerUrl = new URL(page.url()).pathname
+    expect(await secondsLeft(page)).toBeGreaterThan(9 * 60 + 50)
+    const saved = page.waitForResponse((res) => res.url().endsWith('/progress') && res.request().method() === 'POST')
+    await page.getByLabel('Mitral').check()
+    expect((await saved).status()).toBe(204)
+    await page.locator('#save-state', { hasText: 'saved at' }).waitFor()
+    problems.push(...(await checkPage(page, 'the timed player', 200)))
+    await shot(page, '1-timed')
+    // a reload: the answer is checked again and the clock has gone on from where it was, not restarted
+    await Bun.sleep(2_000)
+    await page.reload()
+    expect(await page.getByLabel('Mitral').isChecked()).toBe(true)
+    const left = await secondsLeft(page)
+    expect(left).toBeLessThan(10 * 60 - 1)
+    expect(left).toBeGreaterThan(9 * 60)
+    // the countdown runs in the page
+    const before = await secondsLeft(page)
+    await Bun.sleep(1_500)
+    expect(await secondsLeft(page)).toBeLessThan(before)
+    problems.push(...(await checkPage(page, 'the timed player after a reload', 200)))
+
+    // A second browser signed in as the same person: the quiz is held by the first one.
+    const other = await newContext()
+    const second = await newPage(other)
+    await signIn(second)
+    const res = await second.goto(playerUrl)
+    expect(res?.status()).toBe(409)
+    await second.getByText('This quiz is open on another device or browser').waitFor()
+    problems.push(...(await checkPage(second, 'the player held by another browser', 409)))
+    await shot(second, '2-locked')
+    await other.close()
+
+    // Submit from the first: the results page.
+    await page.getByLabel('Pulmonary vein').check()
+    await page.getByRole('button', { name: 'Submit my answers' }).click()
+    await page.waitForURL(/\/quiz\/attempts\/\d+$/)
+    await page.locator('#score', { hasText: '2 of 2' }).waitFor()
+    problems.push(...(await checkPage(page, 'the results of a timed attempt', 200)))
+    await shot(page, '3-results')
+
+    // Learning: answer, see the explanation at once, ask the tutor beside it.
+    problems.push(...(await visit(page, `/quiz/play/${learningId}`)))
+    await page.getByRole('button', { name: 'Start the quiz' }).click()
+    await page.waitForURL(/\/quiz\/attempts\/\d+\/play$/)
+    problems.push(...(await checkPage(page, 'the learning player', 200)))
+    await page.getByLabel('Tricuspid').check()
+    await page.getByRole('button', { name: 'Check my answer' }).click()
+    await page.getByText('Not quite.').waitFor()
+    await page.getByText('The mitral valve has two cusps.').waitFor()
+    ai!.reply(() => 'The mitral valve lies between the left atrium and the left ventricle.\n> What does the tricuspid valve do?\n> Why two cusps?\n> Where is the aortic valve?')
+    await page.getByLabel('Your question').fill('Why not the tricuspid?')
+    await page.getByRole('button', { name: 'Ask', exact: true }).click()
+    await page.getByText('The mitral valve lies between the left atrium and the left ventricle.').waitFor()
+    await page.getByRole('button', { name: 'Why two cusps?' }).waitFor()
+    ai!.reset()
+    problems.push(...(await checkPage(page, 'the learning player with a tutor answer', 200)))
+    await shot(page, '4-learning')
+    await page.getByRole('link', { name: 'Next question' }).click()
+    await page.getByLabel('Pulmonary vein').check()
+    await page.getByRole('button', { name: 'Check my answer' }).click()
+    await page.getByText('Correct.').waitFor()
+    await page.getByRole('button', { name: 'Finish and see my score' }).click()
+    await page.waitForURL(/\/quiz\/attempts\/\d+$/)
+    await page.locator('#score', { hasText: '1 of 2' }).waitFor()
+    problems.push(...(await checkPage(page, 'the results of a learning attempt', 200)))
+    // the due-review player (nothing is due yet: its empty state), the progress chart of the two attempts, the quiz
+    // list with a search, the moderator's file-server import and the admin's contact messages
+    problems.push(...(await visit(page, '/quiz/reviews/play')))
+    problems.push(...(await visit(page, '/quiz/progress')))
+    await page.locator('figure.chart canvas').first().waitFor()
+    await shot(page, '5-progress')
+    problems.push(...(await visit(page, '/quiz/quizzes?q=valve')))
+    problems.push(...(await visit(page, '/quiz/quizzes?q=v')))
+    problems.push(...(await visit(page, '/quiz/import')))
+    problems.push(...(await visit(page, '/quiz/contact/messages')))
+    await context.close()
+    expect(problems).toEqual([])
+  }, 90_000)
 
   it('the sign-in forms of both services re-rendered after a wrong password', async () => {
     const context = await newContext()
