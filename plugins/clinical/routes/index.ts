@@ -5,8 +5,12 @@ import { accountPages } from '../pages/account'
 import { signInPages } from '../pages/sign-in'
 import type { ClinicalState } from '../state'
 import { accountRoutes } from './accounts'
+import { fileRoutes } from './files'
+import { generationRoutes } from './generation'
 import { oidcRoutes } from './oidc'
+import { recordRoutes } from './records'
 import { sessionRoutes } from './sessions'
+import { speechRoutes } from './speech'
 import { twoFactorRoutes } from './two-factor'
 
 /** spec 2, security: the account routes (/api/auth/*) take a few short strings; their bodies stay under this. */
@@ -20,5 +24,10 @@ export const clinicalRoutes = (state: ClinicalState) =>
       .use(sessionRoutes(state))
       .use(twoFactorRoutes(state))
       .use(oidcRoutes(state)))
+    // each of these declares its own body limits (uploads: up to 25 MB)
+    .use(generationRoutes(state))
+    .use(speechRoutes(state))
+    .use(recordRoutes(state))
+    .use(fileRoutes(state))
     .use(signInPages(state))
     .use(accountPages(state))

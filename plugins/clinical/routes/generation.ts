@@ -1,0 +1,5 @@
+// Stub: filled in next.
+import { Elysia } from 'elysia'
+import type { ClinicalState } from '../state'
+
+export const generationRoutes = (_state: ClinicalState) => new Elysia()
