@@ -137,6 +137,16 @@ async function visit(page: Page, path: string, status = 200): Promise<string[]> 
   return [...problems, ...(await checkPage(page, path, status))]
 }
 
+/** A quiz API call of the server under test (Bearer token), expected to succeed: its JSON. */
+async function api(path: string, init: RequestInit & { token?: string } = {}): Promise<Record<string, unknown>> {
+  const headers = new Headers(init.headers)
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`)
+  if (typeof init.body === 'string') headers.set('content-type', 'application/json')
+  const res = await fetch(`${base}/quiz/api${path}`, { ...init, headers })
+  expect(res.status).toBeLessThan(300)
+  return res.json() as Promise<Record<string, unknown>>
+}
+
 /** Clicks a form's button and waits for the answer of its (boosted) request to be in the page. */
 async function submit(page: Page, button: string, answer: (res: PageResponse) => boolean): Promise<number> {
   const response = page.waitForResponse((res) => res.request().method() === 'POST' && answer(res))
@@ -260,14 +270,6 @@ describe('every page in headless Chromium: no console error, no serious axe viol
 
   it('quiz staff pages of the first user (admin): quizzes, trash, a quiz and its question editor', async () => {
     // A quiz through the API: a two-page PDF with one numbered question, a section, and a regex extraction (no AI).
-    const api = async (path: string, init: RequestInit & { token?: string } = {}) => {
-      const headers = new Headers(init.headers)
-      if (init.token) headers.set('authorization', `Bearer ${init.token}`)
-      if (typeof init.body === 'string') headers.set('content-type', 'application/json')
-      const res = await fetch(`${base}/quiz/api${path}`, { ...init, headers })
-      expect(res.status).toBeLessThan(300)
-      return res.json() as Promise<Record<string, unknown>>
-    }
     const { access_token: token } = await api('/auth/login', { method: 'POST', body: JSON.stringify({ email: QUIZ_ADMIN.email, password: QUIZ_ADMIN.password }) }) as { access_token: string }
     const form = new FormData()
     const pdf = await makePdf([['1. Which valve separates the left atrium from the left ventricle?', 'A) Tricuspid', 'B) Mitral', 'Answer: B'], ['The end.']])
@@ -391,14 +393,6 @@ describe('every page in headless Chromium: no console error, no serious axe viol
   }, 60_000)
 
   it("a learner's quizzes in the player: a timed quiz survives a reload, a second browser meets the lock, a learning quiz with a tutor question", async () => {
-    const api = async (path: string, init: RequestInit & { token?: string } = {}) => {
-      const headers = new Headers(init.headers)
-      if (init.token) headers.set('authorization', `Bearer ${init.token}`)
-      if (typeof init.body === 'string') headers.set('content-type', 'application/json')
-      const res = await fetch(`${base}/quiz/api${path}`, { ...init, headers })
-      expect(res.status).toBeLessThan(300)
-      return res.json() as Promise<Record<string, unknown>>
-    }
     const { access_token: token } = await api('/auth/login', { method: 'POST', body: JSON.stringify({ email: QUIZ_ADMIN.email, password: QUIZ_ADMIN.password }) }) as { access_token: string }
     const form = new FormData()
     const pdf = await makePdf([

@@ -5,11 +5,10 @@
 // the connection kept server-side (httpOnly cookie, sealed password, bound to its user), and the password never in
 // any page or in the log.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { Writable } from 'node:stream'
-import pino from 'pino'
 import { IMPORT_CONNECTION_TTL_S, IMPORT_COOKIE } from '../plugins/quiz/pages/import'
 import { sizeInWords } from '../plugins/quiz/views/documents'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
+import { capturingLogger, closedPort } from './support/net'
 import { makePdf } from './support/pdf'
 import { createAccount, PASSWORD, questionsText, registerAdmin, type Account } from './support/quiz'
 import { pdfBytes, startWebDavServer, WEBDAV_PASSWORD, WEBDAV_USER, type WebDavServer } from './support/webdav'
@@ -21,19 +20,6 @@ const MAX_UPLOAD_SIZE = 50_000
 const MARKUP_NAME = 'Week <b>2<b> & "notes".pdf'
 const html = { accept: 'text/html' }
 const sessionOf = (res: Response) => res.headers.get('set-cookie')?.split(';')[0] ?? ''
-
-function capturingLogger(lines: string[]) {
-  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb() } })
-  return pino({ level: 'debug' }, sink)
-}
-
-/** A port nothing listens on: a server bound and closed at once. */
-function closedPort(): number {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
-  const port = s.port!
-  s.stop(true)
-  return port
-}
 
 for (const target of databaseTargets()) {
   describe(`quiz pages: file-server import [${target}]`, () => {

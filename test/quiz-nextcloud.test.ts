@@ -3,9 +3,8 @@
 // outbound allow-list). Test, list and download; every refusal (non-PDF, folder, missing, bad credentials,
 // unreachable, a private or plain-http address not allowed, `..`); roles; and credentials kept out of the log.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { Writable } from 'node:stream'
-import pino from 'pino'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
+import { capturingLogger, closedPort } from './support/net'
 import { API, createAccount, expectDetail, expectValidation, registerAdmin, type Account } from './support/quiz'
 import { pdfBytes, startWebDavServer, WEBDAV_PASSWORD, WEBDAV_USER, type WebDavServer } from './support/webdav'
 
@@ -24,20 +23,6 @@ const FILES = {
 }
 
 interface Item { name: string; path: string; type: string; size: number }
-
-/** A pino logger writing JSON lines into `lines`, so the test can read what the app logged. */
-function capturingLogger(lines: string[]) {
-  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb() } })
-  return pino({ level: 'debug' }, sink)
-}
-
-/** A port nothing listens on: a server bound and closed at once. */
-function closedPort(): number {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
-  const port = s.port!
-  s.stop(true)
-  return port
-}
 
 for (const target of databaseTargets()) {
   describe(`file-server import [${target}]`, () => {

@@ -111,6 +111,25 @@ export const playerPages = ({ core, pages }: QuizState) => {
     return { question: next.questions[0] ?? null, remaining: due.count, result: last && answered === String(last.question_id) ? last : null }
   }
 
+  /**
+   * The progress the player works on, or the page instead of it: the lock's message (409) when another browser holds
+   * the quiz, the results when the timer ran out (the read submitted it), the start page when this browser's saved
+   * progress is another (newer) attempt's, which that page offers to continue.
+   */
+  const openProgress = async (user: QuizUser, quiz: { id: number; title: string; mode: string; time_limit_minutes: number | null },
+    attempt: AttemptResponse, device: string, headers: Record<string, string>): Promise<SavedProgress | Response> => {
+    let saved: SavedProgress | null
+    try {
+      saved = await progressFor(user, quiz, attempt, device)
+    } catch (err) {
+      if (!isLocked(err)) throw err
+      return lockedPage(user, quiz, headers)
+    }
+    if (!saved) return redirect(`${base}/attempts/${attempt.id}?expired=1`, headers)
+    if (saved.attempt_id !== attempt.id) return redirect(`${base}/play/${quiz.id}`, headers)
+    return saved
+  }
+
   return new Elysia()
     .use(pages)
     // A quiz's start page: how it works, continue or start, the caller's completed attempts.
@@ -145,17 +164,8 @@ export const playerPages = ({ core, pages }: QuizState) => {
       const attempt = await attempts.getAttempt(core, user, params.attempt_id)
       if (attempt.completed_at) return redirect(`${base}/attempts/${attempt.id}`, headers)
       const { questions, ...quiz } = await quizOf(user, attempt.quiz_id)
-      let saved: SavedProgress | null
-      try {
-        saved = await progressFor(user, quiz, attempt, device)
-      } catch (err) {
-        if (!isLocked(err)) throw err
-        return lockedPage(user, quiz, headers)
-      }
-      // the timer ran out since the last save: the read above (or a parallel one) submitted the attempt
-      if (!saved) return redirect(`${base}/attempts/${attempt.id}?expired=1`, headers)
-      // this browser's saved progress is another (newer) attempt's: the start page offers to continue that one
-      if (saved.attempt_id !== attempt.id) return redirect(`${base}/play/${quiz.id}`, headers)
+      const saved = await openProgress(user, quiz, attempt, device, headers)
+      if (saved instanceof Response) return saved
       if (questions.length === 0) return redirect(`${base}/play/${quiz.id}`, headers)
       if (quiz.mode === 'timed') {
         const timer = saved.started_at && saved.total_time !== null
@@ -194,15 +204,8 @@ export const playerPages = ({ core, pages }: QuizState) => {
       const index = Math.min(Math.max(/^\d{1,4}$/.test(f.q ?? '') ? Number(f.q) : 1, 1), questions.length)
       const question = questions.find((q) => String(q.id) === f.question_id)
       if (!question) throw HttpError.badRequest('question_not_in_quiz', 'That question is not part of this quiz')
-      let saved: SavedProgress | null
-      try {
-        saved = await progressFor(user, quiz, attempt, device)
-      } catch (err) {
-        if (!isLocked(err)) throw err
-        return lockedPage(user, quiz, headers)
-      }
-      if (!saved) return redirect(`${base}/attempts/${attempt.id}`, headers)
-      if (saved.attempt_id !== attempt.id) return redirect(`${base}/play/${quiz.id}`, headers)
+      const saved = await openProgress(user, quiz, attempt, device, headers)
+      if (saved instanceof Response) return saved
       const answer = formAnswers(f)[String(question.id)]
       if (answer === undefined || !question.options.includes(answer)) {
         const tutor = await tutorState(user.id, attempt.id, question.id)
