@@ -20,7 +20,7 @@ import { createMetrics } from './core/metrics'
 import { migrate } from './core/migrate'
 import { createRateLimiter } from './core/ratelimit'
 import { coreSchedules } from './core/schedule'
-import { createLocalStorage } from './core/storage'
+import { createStorage } from './core/storage'
 import { openVectors } from './core/vectors'
 import type { Core, PluginDefinition, UsePlugin } from './plugin'
 import type { BoundSchedule } from './core/schedule'
@@ -88,7 +88,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     crypto: createCrypto(config.encryptionKey),
     ai: createAi(config, log),
     vectors,
-    storage: createLocalStorage(join(config.dataDir, 'files')),
+    storage: createStorage(config),
     now,
     inTransaction: false,
     transaction: (fn) => runInTransaction(core, fn),

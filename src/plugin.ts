@@ -35,7 +35,10 @@ export interface Core {
   readonly ai: Ai
   /** The vector index (LanceDB under VECTOR_DIR). */
   readonly vectors: Vectors
-  /** Local files under DATA_DIR/files. */
+  /**
+   * Files: local ones under DATA_DIR/files, the S3 bucket when S3_* is set (`s3`, else null), and the HMAC-signed
+   * short-lived links (`signLink`/`verifyLink`) through which the app serves local files.
+   */
   readonly storage: Storage
   /** Date.now, injectable so tests can move the clock (idle timeouts, expiries). */
   readonly now: () => number
