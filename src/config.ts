@@ -58,6 +58,8 @@ export interface Config {
     embeddingModel: string | null
     sttModel: string | null
     ttsModel: string | null
+    /** AI_TIMEOUT_MS: how long one gateway call may take before it is a 504 (default 120000). */
+    timeoutMs: number
   }
   /**
    * AI_ALLOWED_HOSTS: hosts (any port) and host:port pairs an AI api_base may name although they resolve to a
@@ -294,6 +296,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       embeddingModel: str('EMBEDDING_MODEL'),
       sttModel: str('STT_MODEL'),
       ttsModel: str('TTS_MODEL'),
+      timeoutMs: int('AI_TIMEOUT_MS', 120_000, 100, 600_000),
     },
     aiAllowedHosts,
     webdavAllowedHosts,

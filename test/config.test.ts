@@ -66,7 +66,7 @@ describe('config defaults (RUNTIME.md)', () => {
       cspScriptHosts: ['https://cdn.jsdelivr.net', 'https://unpkg.com', 'https://challenges.cloudflare.com'],
     })
     expect(config.mail.transport).toBe('log')
-    expect(config.ai).toEqual({ baseUrl: null, apiKey: null, defaultModel: null, embeddingModel: null, sttModel: null, ttsModel: null })
+    expect(config.ai).toEqual({ baseUrl: null, apiKey: null, defaultModel: null, embeddingModel: null, sttModel: null, ttsModel: null, timeoutMs: 120_000 })
   })
 
   it('DATA_DIR defaults to ./data, resolved against the working directory', () => {

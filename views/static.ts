@@ -1,6 +1,7 @@
 // Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN),
 // uPlot (the learner's chart), the house stylesheet and the page scripts (clinical.js: the clinical pages' sign-out
-// across tabs; player.js: the quiz player's timer and autosave; progress-chart.js: the scores-over-time chart).
+// across tabs; player.js: the quiz player's timer and autosave; progress-chart.js: the scores-over-time chart;
+// workspace.js: the clinical workspace's dictation, streamed notes and autosave).
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 
@@ -14,6 +15,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'clinical.js': { file: join(import.meta.dir, 'static', 'clinical.js'), type: 'text/javascript; charset=utf-8' },
   'player.js': { file: join(import.meta.dir, 'static', 'player.js'), type: 'text/javascript; charset=utf-8' },
   'progress-chart.js': { file: join(import.meta.dir, 'static', 'progress-chart.js'), type: 'text/javascript; charset=utf-8' },
+  'workspace.js': { file: join(import.meta.dir, 'static', 'workspace.js'), type: 'text/javascript; charset=utf-8' },
   'uplot/uPlot.iife.min.js': { file: moduleFile('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uplot/uPlot.min.css': { file: moduleFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },

@@ -32,6 +32,8 @@ export interface ClinicalLayoutProps {
   title: string
   user?: NavUser | null
   flash?: Flash
+  /** Scripts of this page only (views/layout.tsx `pageScripts`). */
+  pageScripts?: string[]
 }
 
 export const ClinicalLayout = (p: PropsWithChildren<ClinicalLayoutProps>) => (
@@ -42,6 +44,7 @@ export const ClinicalLayout = (p: PropsWithChildren<ClinicalLayoutProps>) => (
     nav={p.user ? <SignedInNav base={p.base} user={p.user} /> : <SignedOutNav base={p.base} />}
     flash={p.flash}
     scripts={CLINICAL_SCRIPTS}
+    pageScripts={p.pageScripts}
   >
     {p.children}
   </Layout>
