@@ -1,14 +1,13 @@
 // Audio backups: a recording kept for AUDIO_BACKUP_LIFETIME_HOURS so a dictation survives a lost connection or a
 // closed tab until its note is saved. The file lives under DATA_DIR/files (core storage), gzipped and then sealed
-// in the core's envelope: version byte 0x01 | 12-byte IV | 16-byte tag | AES-256-GCM ciphertext, with the key of
-// DATA_ENCRYPTION_KEY (the same format core.crypto.seal writes, so core.crypto.open reads it). Both directions are
-// streams: a 25 MB recording is never held whole in memory again after the upload's own parsing.
+// in the core's envelope (core.crypto.sealToFile: version byte 0x01 | 12-byte IV | 16-byte tag | AES-256-GCM
+// ciphertext, with DATA_ENCRYPTION_KEY). Both directions are streams: a 25 MB recording is never held whole in
+// memory again after the upload's own parsing.
 // Legacy files without the version byte pass through undecrypted (gunzipped when they are gzip).
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises'
+import { readdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileTypeFromBuffer } from 'file-type'
-import { ENVELOPE_V1 } from '../../../src/core/crypto'
+import { ENVELOPE_HEADER_BYTES, ENVELOPE_V1 } from '../../../src/core/crypto'
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import {
@@ -21,9 +20,6 @@ export const MULTIPART_OVERHEAD_BYTES = 16 * 1024
 /** A file in the backup folder without a row (a deleted user's, an upload cut short) goes once it is this old. */
 export const ORPHAN_AGE_MS = 3600 * 1000
 const STORAGE_PREFIX = 'clinical/audio-backups'
-const IV_BYTES = 12
-const TAG_BYTES = 16
-const HEADER_BYTES = 1 + IV_BYTES + TAG_BYTES
 const GZIP_MAGIC = [0x1f, 0x8b] as const
 /** Bytes the content sniffer looks at. */
 const SNIFF_BYTES = 4100
@@ -69,51 +65,6 @@ async function audioType(file: File): Promise<string> {
   throw new HttpError(415, 'not_audio', MESSAGES.notAudio)
 }
 
-/**
- * Writes the recording to `path` as gzip, then AES-256-GCM, as one stream: the header goes first with a blank tag,
- * the tag is written into it once the cipher is done. Returns the gzip size.
- */
-async function writeSealed(core: Core, file: File, path: string): Promise<number> {
-  await mkdir(dirname(path), { recursive: true })
-  const iv = randomBytes(IV_BYTES)
-  const cipher = createCipheriv('aes-256-gcm', core.config.encryptionKey, iv)
-  const handle = await open(path, 'wx')
-  try {
-    const header = Buffer.concat([Buffer.from([ENVELOPE_V1]), iv, Buffer.alloc(TAG_BYTES)])
-    let position = 0
-    const put = async (bytes: Uint8Array) => {
-      if (bytes.length === 0) return
-      await handle.write(bytes, 0, bytes.length, position)
-      position += bytes.length
-    }
-    await put(header)
-    let compressed = 0
-    for await (const chunk of chunksOf(file.stream().pipeThrough(gzipStream()))) {
-      compressed += chunk.length
-      await put(cipher.update(chunk))
-    }
-    await put(cipher.final())
-    await handle.write(cipher.getAuthTag(), 0, TAG_BYTES, 1 + IV_BYTES)
-    return compressed
-  } finally {
-    await handle.close()
-  }
-}
-
-/** The chunks of a web stream (the DOM typings lack its async iterator). */
-async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader()
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      yield value
-    }
-  } finally {
-    reader.releaseLock()
-  }
-}
-
 const gzipStream = () => new CompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>
 const gunzipStream = () => new DecompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>
 
@@ -144,7 +95,8 @@ export async function createAudioBackup(core: Core, userId: number, file: File, 
   const key = audioStorageKey(`${crypto.randomUUID()}.gz.sealed`)
   const path = core.storage.path(key)
   try {
-    const compressed = await writeSealed(core, file, path)
+    // gzip, then the envelope: the sealed bytes are the gzip's
+    const compressed = await core.crypto.sealToFile(file.stream().pipeThrough(gzipStream()), path)
     const now = core.now()
     const [row] = await core.db.sql<{ id: number }>`
       insert into clinical.audio_backups (user_id, module, mime_type, size_bytes, compressed_bytes, storage_key, created_at, expires_at)
@@ -176,20 +128,6 @@ export interface AudioStream {
   body: ReadableStream<Uint8Array>
 }
 
-/** Each chunk through a node Decipher, ending with its final() (which checks the tag). */
-function decipherStream(decipher: ReturnType<typeof createDecipheriv>): TransformStream<Uint8Array, Uint8Array> {
-  return new TransformStream({
-    transform(chunk, controller) {
-      const out = decipher.update(chunk)
-      if (out.length > 0) controller.enqueue(new Uint8Array(out))
-    },
-    flush(controller) {
-      const out = decipher.final()
-      if (out.length > 0) controller.enqueue(new Uint8Array(out))
-    },
-  })
-}
-
 /**
  * A backup's recording, decompressed, as a stream. The file is authenticated first (one pass through the
  * cipher without output, so an altered file is refused before a byte is sent), then streamed: decipher, gunzip.
@@ -201,26 +139,17 @@ export async function openAudioBackup(core: Core, userId: number, id: number): P
   if (!row) throw HttpError.notFound('audio_backup_not_found', MESSAGES.notFound)
   const file = Bun.file(core.storage.path(row.storage_key))
   if (!(await file.exists())) throw HttpError.notFound('audio_backup_missing', MESSAGES.missing)
-  const head = new Uint8Array(await file.slice(0, HEADER_BYTES).arrayBuffer())
+  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer())
   const meta = { mimeType: row.mime_type, size: Number(row.size_bytes) }
 
-  if (head.length === HEADER_BYTES && head[0] === ENVELOPE_V1) {
-    const decipherOf = () => {
-      const decipher = createDecipheriv('aes-256-gcm', core.config.encryptionKey, head.subarray(1, 1 + IV_BYTES))
-      decipher.setAuthTag(head.subarray(1 + IV_BYTES))
-      return decipher
-    }
+  if (head[0] === ENVELOPE_V1 && file.size >= ENVELOPE_HEADER_BYTES) {
+    let plain: ReadableStream<Uint8Array>
     try {
-      const check = decipherOf()
-      for await (const chunk of chunksOf(file.slice(HEADER_BYTES).stream())) check.update(chunk)
-      check.final()
+      plain = await core.crypto.openFile(file.name!)
     } catch (err) {
       throw new HttpError(500, 'audio_backup_unreadable', MESSAGES.unreadable, undefined, { cause: err })
     }
-    const body = file.slice(HEADER_BYTES).stream()
-      .pipeThrough(decipherStream(decipherOf()))
-      .pipeThrough(gunzipStream())
-    return { ...meta, body }
+    return { ...meta, body: plain.pipeThrough(gunzipStream()) }
   }
   // Legacy: stored before encryption, so no version byte; gzip is undone, anything else is sent as it is.
   const gzipped = head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]
