@@ -1,10 +1,10 @@
 // The AI gateway: an OpenAI-compatible API (AI_BASE_URL, e.g. a LiteLLM proxy) through `ai` and
-// `@ai-sdk/openai`: text, structured objects validated against a schema, embeddings, model listing, speech and
-// transcription. Every call has a timeout; failures become the specs' statuses: nothing configured -> 503,
+// `@ai-sdk/openai`: text (whole, or streamed as it is produced, with its token usage), structured objects validated
+// against a schema, embeddings, model listing, speech and transcription. Every call has a timeout; failures become the specs' statuses: nothing configured -> 503,
 // unreachable, an error answer or an unusable answer -> 502, no answer within the timeout -> 504, each with a
 // message that says which of them happened. Never a hang, never a stack trace in a response.
 import { createOpenAI } from '@ai-sdk/openai'
-import { APICallError, embedMany, generateText, jsonSchema, NoObjectGeneratedError, Output, type ModelMessage } from 'ai'
+import { APICallError, embedMany, generateText, jsonSchema, NoObjectGeneratedError, Output, streamText, type LanguageModelUsage, type ModelMessage } from 'ai'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Config } from '../config'
@@ -28,9 +28,21 @@ export interface TextRequest {
   messages: ChatMessage[]
   maxTokens?: number
   temperature?: number
-  /** Default AI_TIMEOUT_MS. */
+  /** Default: AI_TIMEOUT_MS (120 s). For a stream, the whole stream. */
   timeoutMs?: number
   signal?: AbortSignal
+}
+
+/** Tokens the gateway counted for one call; null when it did not say. */
+export interface TokenUsage {
+  tokensIn: number | null
+  tokensOut: number | null
+}
+
+/** A chat answer with its token usage. */
+export interface Generation {
+  text: string
+  usage: TokenUsage
 }
 
 export interface CallOptions {
@@ -52,6 +64,14 @@ export interface Ai {
   /** AI_DEFAULT_MODEL. */
   readonly defaultModel: string | null
   text(target: AiTarget, request: TextRequest): Promise<string>
+  /** The chat answer and the tokens it cost. */
+  generate(target: AiTarget, request: TextRequest): Promise<Generation>
+  /**
+   * The chat answer streamed: `onDelta` gets each piece of text as the gateway produces it (awaited, in order), and
+   * the promise resolves with the whole text and its usage once the gateway is done. A failure before or during the
+   * stream rejects with the same HttpErrors as `generate` (502, 504); a caller's abort rejects with its own reason.
+   */
+  stream(target: AiTarget, request: TextRequest, onDelta: (text: string) => void | Promise<void>): Promise<Generation>
   /** A JSON object matching the schema (validated; an answer that does not match is a 502). */
   object<S extends TSchema>(target: AiTarget, schema: S, request: TextRequest): Promise<Static<S>>
   embed(target: AiTarget, texts: string[], opts?: CallOptions): Promise<number[][]>
@@ -93,6 +113,8 @@ const noRedirects = ((input: RequestInfo | URL, init?: RequestInit) => fetch(inp
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false
 
 export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
+  // AI_TIMEOUT_MS (default 120 s); a request's own timeoutMs wins.
+  const defaultTimeoutMs = config.ai.timeoutMs ?? AI_TIMEOUT_MS
   const gateway = (baseUrl?: string | null, apiKey?: string | null) => {
     const base = (baseUrl || config.ai.baseUrl || '').replace(/\/+$/, '')
     if (!base) throw aiNotConfigured()
@@ -111,7 +133,8 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   /** Runs one gateway call with its timeout, logs model and duration, and turns failures into HttpErrors. */
   const call = async <T>(op: string, model: string, opts: CallOptions, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const started = performance.now()
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? AI_TIMEOUT_MS)
+    const timeoutMs = opts.timeoutMs ?? defaultTimeoutMs
+    const timeout = AbortSignal.timeout(timeoutMs)
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout
     const ms = () => Math.round(performance.now() - started)
     try {
@@ -121,7 +144,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     } catch (err) {
       // The caller gave up (a cancelled job): its own reason, not a gateway failure.
       if (opts.signal?.aborted && !timeout.aborted) throw opts.signal.reason ?? err
-      const mapped = timeout.aborted ? aiTimedOut(describe(err), opts.timeoutMs ?? AI_TIMEOUT_MS) : classify(err)
+      const mapped = timeout.aborted ? aiTimedOut(describe(err), timeoutMs) : classify(err)
       log.warn({ op, model, ms: ms(), code: mapped.code, cause: mapped.cause }, 'ai call failed')
       throw mapped
     }
@@ -155,16 +178,49 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     abortSignal,
   })
 
+  const generate = async (target: AiTarget, request: TextRequest): Promise<Generation> => {
+    const { provider } = resolve(target)
+    return call('text', target.model, request, async (abortSignal) => {
+      const result = await generateText(chatSettings(provider, target, request, abortSignal))
+      if (result.warnings?.length) log.debug({ model: target.model, warnings: result.warnings }, 'ai warnings')
+      return { text: result.text, usage: tokenUsage(result.usage) }
+    })
+  }
+
   return {
     configured: config.ai.baseUrl !== null,
     defaultModel: config.ai.defaultModel,
 
     async text(target, request) {
+      return (await generate(target, request)).text
+    },
+
+    generate,
+
+    async stream(target, request, onDelta) {
       const { provider } = resolve(target)
-      return call('text', target.model, request, async (abortSignal) => {
-        const result = await generateText(chatSettings(provider, target, request, abortSignal))
-        if (result.warnings?.length) log.debug({ model: target.model, warnings: result.warnings }, 'ai warnings')
-        return result.text
+      return call('stream', target.model, request, async (abortSignal) => {
+        const result = streamText({
+          ...chatSettings(provider, target, request, abortSignal),
+          // Failures arrive as parts of the stream below; the SDK's default would print them to the console.
+          onError: () => {},
+        })
+        let text = ''
+        let usage: TokenUsage = { tokensIn: null, tokensOut: null }
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') {
+            if (part.text === '') continue
+            text += part.text
+            await onDelta(part.text)
+          } else if (part.type === 'error') {
+            throw part.error
+          } else if (part.type === 'abort') {
+            throw abortSignal.reason ?? new DOMException('The stream was aborted', 'AbortError')
+          } else if (part.type === 'finish') {
+            usage = tokenUsage(part.totalUsage)
+          }
+        }
+        return { text, usage }
       })
     },
 
@@ -249,6 +305,11 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   }
 }
 
+function tokenUsage(usage: LanguageModelUsage | undefined): TokenUsage {
+  const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) ? n : null)
+  return { tokensIn: count(usage?.inputTokens), tokensOut: count(usage?.outputTokens) }
+}
+
 /**
  * The HttpError for a failed call: our own errors as they are; a bad answer 502 invalid output; the rest 502
  * unreachable. The cause kept for the log is a summary: the SDK's errors carry the whole prompt.
@@ -257,8 +318,11 @@ function classify(err: unknown): HttpError {
   if (err instanceof HttpError) return err
   const cause = describe(err)
   if (err instanceof AiSchemaMismatch || NoObjectGeneratedError.isInstance(err)) return aiInvalidOutput(cause)
-  // A 2xx whose body is not the JSON the SDK expects is an unusable answer too.
-  if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 300) return aiInvalidOutput(cause)
+  // A 2xx whose body is not the JSON the SDK expects is an unusable answer too; one whose connection broke while it
+  // was read (a stream cut off mid-way) is a gateway that could not be reached to the end.
+  if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 300) {
+    return isConnectionLoss(err.cause) ? aiUnreachable(cause) : aiInvalidOutput(cause)
+  }
   const name = (err as { name?: unknown } | null)?.name
   if (name === 'AI_TypeValidationError' || name === 'AI_JSONParseError' || name === 'AI_InvalidResponseDataError' || name === 'AI_NoContentGeneratedError') {
     return aiInvalidOutput(cause)
@@ -267,6 +331,11 @@ function classify(err: unknown): HttpError {
   const status = (err as { status?: unknown } | null)?.status
   if (typeof status === 'number' && status >= 300) return aiFailed(cause)
   return aiUnreachable(cause)
+}
+
+/** A network failure while reading an answer (fetch reports those as TypeErrors with the socket's error). */
+function isConnectionLoss(err: unknown): boolean {
+  return err instanceof TypeError && /ECONNRESET|ECONNREFUSED|EPIPE|socket|network|terminated|fetch failed|closed/i.test(err.message)
 }
 
 /** What the log gets about a failure: names, statuses and messages; never request headers (the key). */
