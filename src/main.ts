@@ -6,6 +6,9 @@ import { MigrationError } from './core/migrate'
 import { startSchedules } from './core/schedule'
 import { plugins } from '../plugins'
 
+/** Seconds a connection may stay silent (Bun's maximum is 255). */
+const IDLE_TIMEOUT_S = 120
+
 const SHUTDOWN_GRACE_MS = 15_000
 /** The largest body any route accepts (quiz PDF upload, 25 MB transcription); routes check their own limits. */
 const BODY_LIMIT_SLACK = 1024 * 1024
@@ -43,9 +46,11 @@ async function main() {
     process.exit(1)
   }
   const maxRequestBodySize = Math.max(config.maxUploadSize, 25 * 1024 * 1024) + BODY_LIMIT_SLACK
-  const server = Bun.serve({ port: config.port, hostname: config.host, maxRequestBodySize, fetch: booted.fetch })
+  // A 25 MB dictation on a slow clinic uplink (or waiting its turn under load) can be silent for more than Bun's
+  // default 10 s between reads: a connection is closed only after IDLE_TIMEOUT_S without a byte.
+  const server = Bun.serve({ port: config.port, hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, fetch: booted.fetch })
   const quizServer = config.quizPort !== null
-    ? Bun.serve({ port: config.quizPort, hostname: config.host, maxRequestBodySize, fetch: booted.quizFetch })
+    ? Bun.serve({ port: config.quizPort, hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, fetch: booted.quizFetch })
     : null
   booted.core.jobs.start()
   const stopSchedules = startSchedules(booted.core, booted.schedules)
