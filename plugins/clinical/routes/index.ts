@@ -2,6 +2,7 @@
 import { Elysia } from 'elysia'
 import { bodyLimits } from '../../../src/envelope'
 import { accountPages } from '../pages/account'
+import { recordPages } from '../pages/records'
 import { signInPages } from '../pages/sign-in'
 import type { ClinicalState } from '../state'
 import { accountRoutes } from './accounts'
@@ -31,3 +32,4 @@ export const clinicalRoutes = (state: ClinicalState) =>
     .use(fileRoutes(state))
     .use(signInPages(state))
     .use(accountPages(state))
+    .use(recordPages(state))

@@ -79,6 +79,14 @@ export async function listMemories(core: Core, userId: number): Promise<Memory[]
   return rows.map((row) => toMemory(core, row))
 }
 
+/** One of the user's memories (any age, not only the listed ones); 404 for none or another user's. */
+export async function getMemory(core: Core, userId: number, id: number): Promise<Memory> {
+  const [row] = await core.db.sql<MemoryRow>`
+    select id, category, name, content, created_at, updated_at from clinical.memories where id = ${id} and user_id = ${userId}`
+  if (!row) throw HttpError.notFound('memory_not_found', MESSAGES.notFound)
+  return toMemory(core, row)
+}
+
 export async function createMemory(core: Core, userId: number, input: MemoryBody): Promise<{ id: number; originalSize: number; compressedSize: number }> {
   if (!isAllowedCategory(input.category)) throw badCategory()
   const name = cleanName(input.name)

@@ -18,6 +18,10 @@ export interface NavUser {
 
 const SignedInNav = ({ base, user }: { base: string; user: NavUser }) => (
   <>
+    <a href={`${base}/encounters`}>Encounters</a>
+    <a href={`${base}/memories`}>Memories</a>
+    <a href={`${base}/documents`}>Documents</a>
+    <a href={`${base}/preferences`}>Preferences</a>
     <a href={`${base}/account`} id="nav-name" safe>{user.name}</a>
     <form action={`${base}/logout`} method="post" data-app-logout>
       <button class="link" type="submit">Sign out</button>
