@@ -29,7 +29,7 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
   const pageSignIn = async (email: string, password = CLINICAL_PASSWORD) => {
     const res = await t.form('/login', { email, password }, { ip: freshIp() })
     expect(res.status).toBe(303)
-    expect(res.headers.get('location')).toBe('/account')
+    expect(res.headers.get('location')).toBe('/workspace')
     return cookieOf(res)
   }
   const signedInUser = async (tag: string, name = 'Page User') => {
@@ -87,10 +87,10 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
     expect(source).toContain("type: 'logout'")
   })
 
-  it('signed in, / goes to the account page', async () => {
+  it('signed in, / goes to the workspace', async () => {
     const res = await t.get('/', { headers: { ...html, cookie: adminCookie } })
     expect(res.status).toBe(303)
-    expect(res.headers.get('location')).toBe('/account')
+    expect(res.headers.get('location')).toBe('/workspace')
   })
 
   it('with single sign-on on, the page links to it with the configured label; local auth off leaves an administrator sign-in', async () => {
@@ -129,7 +129,7 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
     await insertUser(t, { email })
     const res = await t.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
     expect(res.status).toBe(303)
-    expect(res.headers.get('location')).toBe('/account')
+    expect(res.headers.get('location')).toBe('/workspace')
     const header = setCookieHeader(res)
     expect(header).toContain('HttpOnly')
     expect(header).toContain('SameSite=Lax')
@@ -353,7 +353,7 @@ describe.each(databaseTargets())('clinical pages [%s]', (target) => {
 
     const withBackup = await t.form('/login/2fa', { pendingToken, code: backupCodes[0]!.toLowerCase() }, { ip: freshIp() })
     expect(withBackup.status).toBe(303)
-    expect(withBackup.headers.get('location')).toBe('/account')
+    expect(withBackup.headers.get('location')).toBe('/workspace')
     expect(setCookieHeader(withBackup)).toContain('HttpOnly')
     const backupCookie = cookieOf(withBackup)
     expect((await t.get('/api/auth/me', { headers: { cookie: backupCookie } })).status).toBe(200)

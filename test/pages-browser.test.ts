@@ -137,6 +137,12 @@ async function visit(page: Page, path: string, status = 200): Promise<string[]> 
   return [...problems, ...(await checkPage(page, path, status))]
 }
 
+/** Waits until a form control's value matches (a textarea filled by a script, a stream, a swap). */
+async function expectValue(page: Page, selector: string, pattern: RegExp): Promise<void> {
+  await page.waitForFunction(([sel, source]) => new RegExp(source as string).test((document.querySelector(sel as string) as HTMLTextAreaElement | null)?.value ?? ''),
+    [selector, pattern.source], { timeout: 15_000 })
+}
+
 /** A quiz API call of the server under test (Bearer token), expected to succeed: its JSON. */
 async function api(path: string, init: RequestInit & { token?: string } = {}): Promise<Record<string, unknown>> {
   const headers = new Headers(init.headers)
@@ -254,6 +260,71 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     await context.close()
     expect(problems).toEqual([])
   }, 20_000)
+
+  it("a clinician's note in the workspace: dictation uploaded, transcript, a SOAP note streamed, refined, saved, reopened", async () => {
+    const context = await newContext()
+    const page = await newPage(context)
+    const problems: string[] = []
+    const shot = async (name: string) => {
+      if (SHOTS) await page.screenshot({ path: `${SHOTS}/workspace-${name}.png`, fullPage: true })
+    }
+    // A second clinician (a user, not the admin, who has two-factor on by now), registered through the form.
+    await page.goto('/register')
+    await page.getByLabel('Name').fill('Dr <Second>')
+    await page.getByLabel('Email').fill('second-clinician@example.test')
+    await page.getByLabel(/^Password/).fill('Second-clinician-password-5')
+    await page.getByRole('button', { name: 'Create account' }).click()
+    await page.waitForURL('**/account')
+    await page.getByRole('navigation').getByRole('link', { name: 'Workspace' }).click()
+    await page.waitForURL('**/workspace')
+    problems.push(...(await checkPage(page, 'the workspace, empty', 200)))
+    await shot('1-empty')
+
+    // A short recording (a second of silence as WAV): the test gateway transcribes it.
+    const wavPath = join(dataDir, 'dictation.wav')
+    const samples = 8000
+    const wav = Buffer.alloc(44 + samples * 2)
+    wav.write('RIFF', 0); wav.writeUInt32LE(36 + samples * 2, 4); wav.write('WAVE', 8); wav.write('fmt ', 12)
+    wav.writeUInt32LE(16, 16); wav.writeUInt16LE(1, 20); wav.writeUInt16LE(1, 22); wav.writeUInt32LE(8000, 24)
+    wav.writeUInt32LE(16000, 28); wav.writeUInt16LE(2, 32); wav.writeUInt16LE(16, 34); wav.write('data', 36); wav.writeUInt32LE(samples * 2, 40)
+    await Bun.write(wavPath, wav)
+    await page.getByLabel('Audio file').setInputFiles(wavPath)
+    await page.getByRole('button', { name: 'Transcribe the file' }).click()
+    await expectValue(page, '#ws-transcript', /test transcript/)
+    problems.push(...(await checkPage(page, 'the workspace with a transcript', 200)))
+
+    // The note streams in from the gateway; then one click refines it.
+    ai!.reply(() => 'S: Cough for three days.\nO: Afebrile, clear lungs.\nA: Viral upper respiratory infection.\nP: Fluids and rest.')
+    await page.getByLabel('Patient age').fill('7 years')
+    await page.getByRole('button', { name: 'Write the note' }).click()
+    await expectValue(page, '#ws-note', /P: Fluids and rest\./)
+    await shot('2-note')
+    ai!.reply(() => 'S: Cough for three days, no fever.\nO: Afebrile, clear lungs.\nA: Viral upper respiratory infection.\nP: Fluids, rest, return if breathing is hard.')
+    await page.getByLabel('Refine instruction').fill('Add the return precautions')
+    await page.getByRole('button', { name: 'Refine', exact: true }).click()
+    await expectValue(page, '#ws-note', /return if breathing is hard/)
+    ai!.reset()
+    problems.push(...(await checkPage(page, 'the workspace with a refined note', 200)))
+
+    // Saved as an encounter (a draft), then reopened from its address.
+    await page.getByLabel('Label').fill('Cough, 7 years')
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await page.waitForURL(/\/workspace\?encounter=\d+/)
+    await page.locator('#flash', { hasText: 'Saved' }).waitFor()
+    await page.getByText('Draft', { exact: false }).first().waitFor()
+    problems.push(...(await checkPage(page, 'the workspace with a saved draft', 200)))
+    await shot('3-saved')
+    const saved = page.url()
+    await page.goto('/encounters')
+    await page.getByText('Cough, 7 years').first().waitFor()
+    problems.push(...(await checkPage(page, 'the saved encounters', 200)))
+    await page.goto(saved)
+    await expectValue(page, '#ws-note', /return if breathing is hard/)
+    problems.push(...(await checkPage(page, 'the workspace, reopened', 200)))
+    await shot('4-reopened')
+    await context.close()
+    expect(problems).toEqual([])
+  }, 60_000)
 
   it('quiz pages of the first user, registered through the form: my account', async () => {
     const context = await newContext()

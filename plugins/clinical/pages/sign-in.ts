@@ -61,7 +61,9 @@ export const signInPages = (state: ClinicalState) => {
   const accountUrl = `${base}/account`
   /** A page sign-in is a browser's, whatever its User-Agent says: the session is a web one (cookie, 30 days, idle limit). */
   const webCaller = (request: Request): Caller => ({ ...callerOf(core, request), client: 'web' })
-  const signedIn = (token: string) => redirect(accountUrl, { 'set-cookie': authCookie(core, token) })
+  /** A sign-in lands in the workspace, where the day's work is; a new account lands on its account page (2FA). */
+  const workspaceUrl = `${base}/workspace`
+  const signedIn = (token: string, to = workspaceUrl) => redirect(to, { 'set-cookie': authCookie(core, token) })
 
   const signInOptions = async (): Promise<SignInOptions> => {
     const [oidc, open] = await Promise.all([oidcSettings(core), registrationEnabled(core)])
@@ -78,7 +80,7 @@ export const signInPages = (state: ClinicalState) => {
     .use(clinicalPageKit(state))
     .get('/', async ({ request, query }) => {
       const { session, headers } = await pageSession(state, request)
-      if (session) return redirect(accountUrl)
+      if (session) return redirect(workspaceUrl)
       let flash: Flash = null
       if (query['signed-out'] !== undefined) flash = { kind: 'ok', text: 'You have signed out.' }
       if (query.error) flash = { kind: 'error', text: SSO_ERRORS[query.error] ?? SSO_ERROR_FALLBACK }
@@ -156,7 +158,7 @@ export const signInPages = (state: ClinicalState) => {
         if (result.needsVerification) {
           return html(MessagePage({ base, title: 'Check your email', kind: 'ok', text: result.message, link: { href: home, label: 'Back to sign in' } }))
         }
-        return signedIn(result.token)
+        return signedIn(result.token, accountUrl)
       } catch (err) {
         const { errors: fieldErrors, flash, headers } = formFailure(err)
         return html(RegisterPage({ ctx, values, errors: fieldErrors, flash }), { status: 422, headers })

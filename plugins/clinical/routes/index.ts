@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { bodyLimits } from '../../../src/envelope'
 import { accountPages } from '../pages/account'
 import { recordPages } from '../pages/records'
+import { workspacePages } from '../pages/workspace'
 import { signInPages } from '../pages/sign-in'
 import type { ClinicalState } from '../state'
 import { accountRoutes } from './accounts'
@@ -33,3 +34,4 @@ export const clinicalRoutes = (state: ClinicalState) =>
     .use(signInPages(state))
     .use(accountPages(state))
     .use(recordPages(state))
+    .use(workspacePages(state))

@@ -18,6 +18,7 @@ export interface NavUser {
 
 const SignedInNav = ({ base, user }: { base: string; user: NavUser }) => (
   <>
+    <a href={`${base}/workspace`}>Workspace</a>
     <a href={`${base}/encounters`}>Encounters</a>
     <a href={`${base}/memories`}>Memories</a>
     <a href={`${base}/documents`}>Documents</a>
