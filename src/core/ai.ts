@@ -292,17 +292,60 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     async transcribe(target, audio, opts = {}) {
       const { base, apiKey } = resolve(target)
       return call('transcribe', target.model, opts, async (signal) => {
-        const form = new FormData()
-        form.set('model', target.model)
-        form.set('file', audio, opts.filename ?? 'audio.webm')
-        if (opts.language) form.set('language', opts.language)
-        const res = await gatewayFetch(`${base}/audio/transcriptions`, apiKey, { method: 'POST', body: form }, signal)
+        const form = multipartStream({ model: target.model, ...(opts.language ? { language: opts.language } : {}) },
+          { name: 'file', filename: opts.filename ?? 'audio.webm', blob: audio })
+        const res = await gatewayFetch(`${base}/audio/transcriptions`, apiKey, {
+          method: 'POST', body: form.body, headers: { 'content-type': form.contentType, 'content-length': String(form.length) },
+        }, signal)
         const body = (await res.json().catch(() => null)) as { text?: unknown } | null
         if (typeof body?.text !== 'string') throw new AiSchemaMismatch(['no text'], '')
         return body.text
       })
     },
   }
+}
+
+/**
+ * A multipart/form-data body as a stream: the text fields, then one file read from its Blob as it is sent. A
+ * FormData body would be serialized whole first (a second copy of a 25 MB dictation); this one never is. The
+ * length is known, so the gateway gets a Content-Length, not chunks.
+ */
+export function multipartStream(fields: Record<string, string>, file: { name: string; filename: string; blob: Blob }): { body: ReadableStream<Uint8Array>; contentType: string; length: number } {
+  const boundary = `----clinic-form-${crypto.randomUUID()}`
+  const quoted = (v: string) => v.replace(/[\r\n"\\]/g, '_')
+  const encoder = new TextEncoder()
+  const head = encoder.encode([
+    ...Object.entries(fields).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(k)}"\r\n\r\n${v}\r\n`),
+    `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(file.name)}"; filename="${quoted(file.filename)}"\r\n`,
+    `Content-Type: ${file.blob.type || 'application/octet-stream'}\r\n\r\n`,
+  ].join(''))
+  const tail = encoder.encode(`\r\n--${boundary}--\r\n`)
+  const reader = file.blob.stream().getReader()
+  let stage: 'head' | 'file' | 'done' = 'head'
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (stage === 'head') {
+        stage = 'file'
+        controller.enqueue(head)
+        return
+      }
+      if (stage === 'file') {
+        const { done, value } = await reader.read()
+        if (!done) {
+          controller.enqueue(value)
+          return
+        }
+        stage = 'done'
+        controller.enqueue(tail)
+        return
+      }
+      controller.close()
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
+  return { body, contentType: `multipart/form-data; boundary=${boundary}`, length: head.length + file.blob.size + tail.length }
 }
 
 function tokenUsage(usage: LanguageModelUsage | undefined): TokenUsage {

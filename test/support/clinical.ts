@@ -4,7 +4,8 @@ import { expect } from 'bun:test'
 import { hashPassword } from '../../src/auth/password'
 import clinicalPlugin from '../../plugins/clinical'
 import type { ClinicalState } from '../../plugins/clinical/state'
-import type { TestApp } from './app'
+import { startTestApp, type DatabaseTarget, type TestApp } from './app'
+import { freshIp } from './quiz'
 
 export { freshIp, settle, uniqueEmail } from './quiz'
 
@@ -74,4 +75,19 @@ export async function userWithSession(app: TestApp, role: UserSpec['role'] = 'us
   const email = `${tag}-${crypto.randomUUID().slice(0, 8)}@example.test`
   await insertUser(app, { email, role })
   return { ...(await signIn(app, email, { ip: `10.66.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}` })), email }
+}
+
+/** A request of a signed-in user (none: no token) from a fresh client address, so the per-address API limit never interferes. */
+export const asUser = (s: SignedIn | null) => ({ ...(s ? { token: s.token } : {}), ip: freshIp() })
+
+/**
+ * An app on a clock the test moves (`clock.now`, ms) with two signed-in users, alice and bob: the fixture of the
+ * clinical records' tests (expiry on a moved clock, another user's records out of reach).
+ */
+export async function appWithTwoUsers(target: DatabaseTarget, startIso: string) {
+  const clock = { now: Date.parse(startIso) }
+  const app = await startTestApp({ target, boot: { now: () => clock.now } })
+  const alice = await userWithSession(app, 'user', 'alice')
+  const bob = await userWithSession(app, 'user', 'bob')
+  return { app, clock, alice, bob }
 }
