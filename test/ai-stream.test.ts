@@ -3,21 +3,9 @@
 // and every failure keeps the statuses of the other calls (503 nothing configured, 502 failed or cut off, 504 slow),
 // while a caller's abort stays the caller's.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
-import { loadConfig } from '../src/config'
-import { createAi, type Ai } from '../src/core/ai'
+import type { Ai } from '../src/core/ai'
 import { HttpError } from '../src/core/errors'
-import { createLogger } from '../src/core/log'
-import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
-
-const log = createLogger('silent')
-const aiFor = (env: Record<string, string | undefined>) =>
-  createAi(loadConfig({ DATA_DIR: '/tmp', JWT_SECRET: 'x'.repeat(40), DATA_ENCRYPTION_KEY: '0'.repeat(64), ...env }), log)
-
-async function failure(promise: Promise<unknown>): Promise<HttpError> {
-  const err = await promise.then(() => null, (e: unknown) => e)
-  if (!(err instanceof HttpError)) throw new Error(`expected an HttpError, got ${String(err)}`)
-  return err
-}
+import { aiFailure, aiFor, startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 
 /** A gateway over a raw socket that sends one streamed piece, then closes the connection mid-stream. */
 function startCutOffGateway() {
@@ -104,7 +92,7 @@ describe('stream', () => {
   })
 
   it('no gateway configured: 503 ai_not_configured before any request', async () => {
-    const err = await failure(aiFor({}).stream(target, ask('x'), () => {}))
+    const err = await aiFailure(aiFor({}).stream(target, ask('x'), () => {}))
     expect(err.status).toBe(503)
     expect(err.code).toBe('ai_not_configured')
   })
@@ -112,7 +100,7 @@ describe('stream', () => {
   it('a gateway error status before the stream: 502 ai_unreachable, no piece handed over', async () => {
     server.failNext(500)
     const pieces: string[] = []
-    const err = await failure(ai.stream(target, ask('x'), (t) => void pieces.push(t)))
+    const err = await aiFailure(ai.stream(target, ask('x'), (t) => void pieces.push(t)))
     expect(err.status).toBe(502)
     expect(err.code).toBe('ai_unreachable')
     expect(err.message).toBe('The AI service answered with an error')
@@ -123,7 +111,7 @@ describe('stream', () => {
     const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
     const url = `http://127.0.0.1:${s.port}/v1`
     await s.stop(true)
-    const err = await failure(aiFor({ AI_BASE_URL: url }).stream(target, ask('x'), () => {}))
+    const err = await aiFailure(aiFor({ AI_BASE_URL: url }).stream(target, ask('x'), () => {}))
     expect(err.status).toBe(502)
     expect(err.message).toBe('The AI service could not be reached')
   })
@@ -132,7 +120,7 @@ describe('stream', () => {
     const gateway = startCutOffGateway()
     try {
       const pieces: string[] = []
-      const err = await failure(aiFor({ AI_BASE_URL: gateway.url }).stream(target, ask('x'), (t) => void pieces.push(t)))
+      const err = await aiFailure(aiFor({ AI_BASE_URL: gateway.url }).stream(target, ask('x'), (t) => void pieces.push(t)))
       expect(pieces).toEqual(['Half '])
       expect(err.status).toBe(502)
       expect(err.code).toBe('ai_unreachable')
@@ -144,7 +132,7 @@ describe('stream', () => {
   it('a gateway slower than the timeout: 504 ai_timeout when it passes', async () => {
     server.delayNext(3000)
     const started = performance.now()
-    const err = await failure(ai.stream(target, { ...ask('x'), timeoutMs: 1_000 }, () => {}))
+    const err = await aiFailure(ai.stream(target, { ...ask('x'), timeoutMs: 1_000 }, () => {}))
     expect(err.status).toBe(504)
     expect(err.code).toBe('ai_timeout')
     expect(performance.now() - started).toBeLessThan(2500)

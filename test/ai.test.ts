@@ -2,23 +2,11 @@
 // what comes back, and the statuses every failure turns into (503 nothing configured, 502 unreachable or unusable).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { Type } from '@sinclair/typebox'
-import { loadConfig } from '../src/config'
-import { createAi, type Ai } from '../src/core/ai'
+import type { Ai } from '../src/core/ai'
 import { HttpError } from '../src/core/errors'
-import { createLogger } from '../src/core/log'
-import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
+import { aiFailure, aiFor, startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 
 const KEY = 'sk-test-gateway-key'
-const log = createLogger('silent')
-const aiFor = (env: Record<string, string | undefined>) =>
-  createAi(loadConfig({ DATA_DIR: '/tmp', JWT_SECRET: 'x'.repeat(40), DATA_ENCRYPTION_KEY: '0'.repeat(64), ...env }), log)
-
-/** The HttpError a call fails with (the test fails when it resolves). */
-async function failure(promise: Promise<unknown>): Promise<HttpError> {
-  const err = await promise.then(() => null, (e: unknown) => e)
-  if (!(err instanceof HttpError)) throw new Error(`expected an HttpError, got ${String(err)}`)
-  return err
-}
 
 /** A port nothing listens on: bound, then released. */
 async function closedPortUrl(): Promise<string> {
@@ -115,7 +103,7 @@ describe('text', () => {
   })
 
   it('a wrong api key (401 from the gateway) is 502 ai_unreachable', async () => {
-    const err = await failure(ai.text({ ...target, apiKey: 'wrong' }, ask('hi')))
+    const err = await aiFailure(ai.text({ ...target, apiKey: 'wrong' }, ask('hi')))
     expect(err.status).toBe(502)
     expect(err.code).toBe('ai_unreachable')
   })
@@ -137,7 +125,7 @@ describe('object', () => {
 
   it('an answer that does not match the schema is 502 ai_invalid_output', async () => {
     server.reply(() => ({ questions: [{ question_text: 'Only one option?', options: ['A'], correct_answer: 'A' }] }))
-    const err = await failure(ai.object(target, Extraction, ask('extract')))
+    const err = await aiFailure(ai.object(target, Extraction, ask('extract')))
     expect(err.status).toBe(502)
     expect(err.code).toBe('ai_invalid_output')
     expect(err.message).not.toContain('options')
@@ -145,7 +133,7 @@ describe('object', () => {
 
   it('an answer that is not JSON is 502 ai_invalid_output', async () => {
     server.reply(() => 'Sorry, I cannot help with that.')
-    const err = await failure(ai.object(target, Extraction, ask('extract')))
+    const err = await aiFailure(ai.object(target, Extraction, ask('extract')))
     expect(err.status).toBe(502)
     expect(err.code).toBe('ai_invalid_output')
   })
@@ -213,7 +201,7 @@ describe('failures', () => {
       () => none.listModels(),
       () => none.speech!({ model: 'tts' }, { text: 'hi' }),
     ]) {
-      const err = await failure(call())
+      const err = await aiFailure(call())
       expect(err.status).toBe(503)
       expect(err.code).toBe('ai_not_configured')
     }
@@ -228,7 +216,7 @@ describe('failures', () => {
     const down = aiFor({ AI_BASE_URL: await closedPortUrl() })
     const started = performance.now()
     for (const call of [() => down.text(target, ask('hi')), () => down.embed({ model: 'e' }, ['x']), () => down.listModels()]) {
-      const err = await failure(call())
+      const err = await aiFailure(call())
       expect(err.status).toBe(502)
       expect(err.code).toBe('ai_unreachable')
       expect(err.message).toBe('The AI service could not be reached')
@@ -239,7 +227,7 @@ describe('failures', () => {
   it('a gateway slower than the timeout is 504 ai_timeout when the timeout passes, and says it did not answer', async () => {
     server.delayNext(3000)
     const started = performance.now()
-    const err = await failure(ai.text(target, { ...ask('hi'), timeoutMs: 1_000 }))
+    const err = await aiFailure(ai.text(target, { ...ask('hi'), timeoutMs: 1_000 }))
     expect(err.status).toBe(504)
     expect(err.code).toBe('ai_timeout')
     expect(err.message).toBe('The AI service did not answer within 1 second')
@@ -255,7 +243,7 @@ describe('failures', () => {
       const via = aiFor({ AI_BASE_URL: `http://127.0.0.1:${redirecting.port}/v1`, AI_API_KEY: KEY })
       const before = server.requests.length
       for (const call of [() => via.text(target, ask('hi')), () => via.listModels()]) {
-        const err = await failure(call())
+        const err = await aiFailure(call())
         expect(err.status).toBe(502)
         expect(err.code).toBe('ai_unreachable')
       }
@@ -267,7 +255,7 @@ describe('failures', () => {
 
   it('a 500 from the gateway is 502 ai_unreachable that names the answer, not retried', async () => {
     server.failNext(500)
-    const err = await failure(ai.text(target, ask('hi')))
+    const err = await aiFailure(ai.text(target, ask('hi')))
     expect(err.status).toBe(502)
     expect(err.code).toBe('ai_unreachable')
     expect(err.message).toBe('The AI service answered with an error')
@@ -276,13 +264,13 @@ describe('failures', () => {
 
   it('a 5xx on embeddings and on the model list is 502 too', async () => {
     server.failNext(503, 2)
-    expect((await failure(ai.embed({ model: 'e' }, ['x']))).status).toBe(502)
-    expect((await failure(ai.listModels())).status).toBe(502)
+    expect((await aiFailure(ai.embed({ model: 'e' }, ['x']))).status).toBe(502)
+    expect((await aiFailure(ai.listModels())).status).toBe(502)
   })
 
   it('the cause stays out of the message but is kept for the log', async () => {
     server.failNext(500)
-    const err = await failure(ai.text(target, ask('hi')))
+    const err = await aiFailure(ai.text(target, ask('hi')))
     expect(err.message).not.toContain('500')
     expect(JSON.stringify(err.cause)).toContain('500')
     expect(JSON.stringify(err.cause)).not.toContain(KEY)

@@ -9,8 +9,8 @@ import { AUDIO_BACKUP_LIFETIME_HOURS, AUDIO_BACKUP_MAX_BYTES, DEFAULT_MODULE } f
 import {
   MESSAGES, MULTIPART_OVERHEAD_BYTES, ORPHAN_AGE_MS, audioStorageKey, sweepExpiredAudioBackups,
 } from '../plugins/clinical/services/audio-backups'
-import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { freshIp, userWithSession, type SignedIn } from './support/clinical'
+import { databaseTargets, type TestApp } from './support/app'
+import { appWithTwoUsers, asUser, type SignedIn, userWithSession } from './support/clinical'
 
 setDefaultTimeout(120_000)
 
@@ -46,18 +46,16 @@ function opaque(size: number, marker = 'OPAQUE-MARKER-BRAVO'): Uint8Array<ArrayB
 
 describe.each(databaseTargets())('audio backups (%s)', (target) => {
   let app: TestApp
-  let clock = Date.parse('2026-06-10T07:30:00Z')
+  let clock: { now: number }
   let alice: SignedIn
   let bob: SignedIn
 
   beforeAll(async () => {
-    app = await startTestApp({ target, boot: { now: () => clock } })
-    alice = await userWithSession(app, 'user', 'alice')
-    bob = await userWithSession(app, 'user', 'bob')
+    ;({ app, clock, alice, bob } = await appWithTwoUsers(target, '2026-06-10T07:30:00Z'))
   })
   afterAll(() => app.close())
 
-  const as = (s: SignedIn | null) => ({ ...(s ? { token: s.token } : {}), ip: freshIp() })
+  const as = asUser
   // Bun's form parser takes a part's type from its file name's extension (not its Content-Type): so do the uploads.
   const upload = (s: SignedIn | null, bytes: Uint8Array<ArrayBuffer>, name = 'recording.wav', fields: Record<string, string> = {}, headers: Record<string, string> = {}) => {
     const form = new FormData()
@@ -109,14 +107,14 @@ describe.each(databaseTargets())('audio backups (%s)', (target) => {
     expect(entry).toEqual({
       id, module: DEFAULT_MODULE, mime_type: 'audio/wav', size_bytes: audio.length,
       compressed_bytes: expect.any(Number),
-      created_at: new Date(clock).toISOString(), expires_at: new Date(clock + AUDIO_BACKUP_LIFETIME_HOURS * HOUR).toISOString(),
+      created_at: new Date(clock.now).toISOString(), expires_at: new Date(clock.now + AUDIO_BACKUP_LIFETIME_HOURS * HOUR).toISOString(),
     })
     // compressed_bytes is the gzip size of the recording: what the sealed file holds, less the 29-byte envelope
     const file = readFileSync(await fileOf(id))
     expect(entry!.compressed_bytes).toBe(file.length - 29)
     expect(entry!.compressed_bytes).toBeLessThan(audio.length)
     // a module of the caller's choosing; newest first
-    clock += 1000
+    clock.now += 1000
     const second = await store(user, wav(), 'recording.wav', { module: 'sick_visit' })
     const entries = await list(user)
     expect(entries.map((b) => b.id)).toEqual([second, id])
@@ -237,7 +235,7 @@ describe.each(databaseTargets())('audio backups (%s)', (target) => {
       const [row] = await app.db.sql<{ id: number }>`
         insert into clinical.audio_backups (user_id, module, mime_type, size_bytes, compressed_bytes, storage_key, created_at, expires_at)
         values (${alice.user.id}, 'dictation', 'audio/wav', ${audio.length}, ${bytes.length}, ${key},
-                ${new Date(clock).toISOString()}, ${new Date(clock + HOUR).toISOString()})
+                ${new Date(clock.now).toISOString()}, ${new Date(clock.now + HOUR).toISOString()})
         returning id`
       return row!.id
     }
@@ -267,20 +265,20 @@ describe.each(databaseTargets())('audio backups (%s)', (target) => {
 
   it('expires after 24 hours: hidden from listing and download, then the sweep removes rows and files', async () => {
     const user = await userWithSession(app)
-    const start = clock
+    const start = clock.now
     try {
       const old = await store(user)
       const oldPath = await fileOf(old)
-      clock += 2 * HOUR
+      clock.now += 2 * HOUR
       const young = await store(user)
       const youngPath = await fileOf(young)
 
-      clock = start + AUDIO_BACKUP_LIFETIME_HOURS * HOUR - 1
+      clock.now = start + AUDIO_BACKUP_LIFETIME_HOURS * HOUR - 1
       await sweepExpiredAudioBackups(app.booted.core)
       expect((await list(user)).map((b) => b.id)).toEqual([young, old])
       expect(existsSync(oldPath)).toBe(true)
 
-      clock = start + AUDIO_BACKUP_LIFETIME_HOURS * HOUR
+      clock.now = start + AUDIO_BACKUP_LIFETIME_HOURS * HOUR
       expect((await list(user)).map((b) => b.id)).toEqual([young])
       await failure(await app.get(`${PATH}/${old}/audio`, as(user)), 404)
       expect(await rowOf(old)).not.toBeNull()
@@ -292,7 +290,7 @@ describe.each(databaseTargets())('audio backups (%s)', (target) => {
       expect(await rowOf(young)).not.toBeNull()
       expect(existsSync(youngPath)).toBe(true)
     } finally {
-      clock = start
+      clock.now = start
     }
   })
 

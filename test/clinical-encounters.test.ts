@@ -8,8 +8,8 @@ import {
 import { ENCOUNTER_BODY_LIMIT } from '../plugins/clinical/routes/records'
 import { MESSAGES, preview, sweepExpiredEncounters } from '../plugins/clinical/services/encounters'
 import { unpackText } from '../plugins/clinical/services/memories'
-import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { freshIp, userWithSession, type SignedIn } from './support/clinical'
+import { databaseTargets, type TestApp } from './support/app'
+import { appWithTwoUsers, asUser, type SignedIn, userWithSession } from './support/clinical'
 
 setDefaultTimeout(60_000)
 
@@ -35,19 +35,16 @@ const NOTE = 'S: 3-year-old with 3 days of fever and barking cough.\nO: T 38.9, 
 
 describe.each(databaseTargets())('saved encounters (%s)', (target) => {
   let app: TestApp
-  let clock = Date.parse('2026-04-01T08:00:00Z')
+  let clock: { now: number }
   let alice: SignedIn
   let bob: SignedIn
 
   beforeAll(async () => {
-    app = await startTestApp({ target, boot: { now: () => clock } })
-    alice = await userWithSession(app, 'user', 'alice')
-    bob = await userWithSession(app, 'user', 'bob')
+    ;({ app, clock, alice, bob } = await appWithTwoUsers(target, '2026-04-01T08:00:00Z'))
   })
   afterAll(() => app.close())
 
-  // Every request from its own address, so the per-address API rate limit never interferes.
-  const as = (s: SignedIn | null) => ({ ...(s ? { token: s.token } : {}), ip: freshIp() })
+  const as = asUser
   const save = (s: SignedIn, body: Record<string, unknown>) => app.post(PATH, body, as(s))
   const create = async (s: SignedIn, body: Record<string, unknown> = {}): Promise<Saved> => {
     const res = await save(s, { label: 'Bed 4, croup', enc_type: 'soap', transcript: TRANSCRIPT, generated_note: NOTE, ...body })
@@ -98,9 +95,9 @@ describe.each(databaseTargets())('saved encounters (%s)', (target) => {
     expect(e).toMatchObject({ id: saved.id, label: 'Bed 4, croup', enc_type: 'soap', status: 'draft', version: 1, transcript: TRANSCRIPT, generated_note: NOTE })
     expect(typeof e.partial_data).toBe('string')
     expect(JSON.parse(e.partial_data!)).toEqual(partial)
-    expect(e.created_at).toBe(new Date(clock).toISOString())
+    expect(e.created_at).toBe(new Date(clock.now).toISOString())
     expect(e.updated_at).toBe(e.created_at)
-    expect(e.expires_at).toBe(new Date(clock + ENCOUNTER_LIFETIME_DAYS * DAY).toISOString())
+    expect(e.expires_at).toBe(new Date(clock.now + ENCOUNTER_LIFETIME_DAYS * DAY).toISOString())
     // without partial_data: null; texts default to empty
     const bare = await create(alice, { transcript: undefined, generated_note: undefined })
     expect(await read(alice, bare.id)).toMatchObject({ partial_data: null, transcript: '', generated_note: '' })
@@ -109,7 +106,7 @@ describe.each(databaseTargets())('saved encounters (%s)', (target) => {
   it('lists own encounters newest first with previews, never the full texts', async () => {
     const user = await userWithSession(app)
     const first = await create(user, { label: 'First' })
-    clock += 1000
+    clock.now += 1000
     const long = 'word '.repeat(400)
     const second = await create(user, { label: 'Second', transcript: long, generated_note: 'Short\n\n  note' })
     const entries = await list(user)
@@ -319,20 +316,20 @@ describe.each(databaseTargets())('saved encounters (%s)', (target) => {
 
   it('expires 30 days after the last save: hidden from reads and listings, then swept; saves slide the expiry', async () => {
     const user = await userWithSession(app)
-    const start = clock
+    const start = clock.now
     try {
       const kept = await create(user, { label: 'Kept alive' })
       const left = await create(user, { label: 'Left alone', idempotency_key: 'expiring-key' })
-      clock += 20 * DAY
+      clock.now += 20 * DAY
       // a save moves kept's expiry to 30 days from now
       await save(user, { id: kept.id, generated_note: 'touched' })
-      expect((await read(user, kept.id)).expires_at).toBe(new Date(clock + ENCOUNTER_LIFETIME_DAYS * DAY).toISOString())
-      clock = start + ENCOUNTER_LIFETIME_DAYS * DAY - 1
+      expect((await read(user, kept.id)).expires_at).toBe(new Date(clock.now + ENCOUNTER_LIFETIME_DAYS * DAY).toISOString())
+      clock.now = start + ENCOUNTER_LIFETIME_DAYS * DAY - 1
       await sweepExpiredEncounters(app.booted.core)
       expect(await rowCount(user.user.id)).toBe(2)
       expect((await list(user)).map((e) => e.id).sort()).toEqual([kept.id, left.id].sort())
 
-      clock = start + ENCOUNTER_LIFETIME_DAYS * DAY
+      clock.now = start + ENCOUNTER_LIFETIME_DAYS * DAY
       // expired, not yet swept: hidden everywhere
       expect((await list(user)).map((e) => e.id)).toEqual([kept.id])
       await failure(await app.get(`${PATH}/${left.id}`, as(user)), 404)
@@ -347,22 +344,22 @@ describe.each(databaseTargets())('saved encounters (%s)', (target) => {
       const reused = await create(user, { idempotency_key: 'expiring-key' })
       expect(reused.id).not.toBe(left.id)
     } finally {
-      clock = start
+      clock.now = start
     }
   })
 
   it('an expired encounter whose key is sent again before the sweep makes a new one', async () => {
     const user = await userWithSession(app)
-    const start = clock
+    const start = clock.now
     try {
       const old = await create(user, { idempotency_key: 'late-retry' })
-      clock += ENCOUNTER_LIFETIME_DAYS * DAY + 1
+      clock.now += ENCOUNTER_LIFETIME_DAYS * DAY + 1
       const fresh = await create(user, { idempotency_key: 'late-retry' })
       expect(fresh.id).not.toBe(old.id)
       expect(await rowCount(user.user.id)).toBe(1)
       expect((await read(user, fresh.id)).version).toBe(1)
     } finally {
-      clock = start
+      clock.now = start
     }
   })
 

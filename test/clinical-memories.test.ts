@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bu
 import { MEMORY_CONTENT_MAX, MEMORY_CONTEXT_MAX, MEMORY_LIST_MAX, MEMORY_NAME_MAX } from '../plugins/clinical/models/records'
 import { MEMORY_BODY_LIMIT } from '../plugins/clinical/routes/records'
 import { memoryContext, unpackText } from '../plugins/clinical/services/memories'
-import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { freshIp, userWithSession, type SignedIn } from './support/clinical'
+import { databaseTargets, type TestApp } from './support/app'
+import { appWithTwoUsers, asUser, type SignedIn, userWithSession } from './support/clinical'
 
 setDefaultTimeout(60_000)
 
@@ -18,18 +18,16 @@ interface ErrorBody { success: false; error: string; code: string; fields?: Reco
 
 describe.each(databaseTargets())('memories (%s)', (target) => {
   let app: TestApp
-  let clock = Date.parse('2026-05-04T09:00:00Z')
+  let clock: { now: number }
   let alice: SignedIn
   let bob: SignedIn
 
   beforeAll(async () => {
-    app = await startTestApp({ target, boot: { now: () => clock } })
-    alice = await userWithSession(app, 'user', 'alice')
-    bob = await userWithSession(app, 'user', 'bob')
+    ;({ app, clock, alice, bob } = await appWithTwoUsers(target, '2026-05-04T09:00:00Z'))
   })
   afterAll(() => app.close())
 
-  const as = (s: SignedIn | null) => ({ ...(s ? { token: s.token } : {}), ip: freshIp() })
+  const as = asUser
   const create = async (s: SignedIn, body: Record<string, unknown>): Promise<Created> => {
     const res = await app.post(PATH, body, as(s))
     const json = (await res.json()) as Created
@@ -81,7 +79,7 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
     const [row] = (await list(alice)).filter((m) => m.id === created.id)
     expect(row).toEqual({
       id: created.id, category: 'note_style', name: 'HPI style', content,
-      created_at: new Date(clock).toISOString(), updated_at: new Date(clock).toISOString(),
+      created_at: new Date(clock.now).toISOString(), updated_at: new Date(clock.now).toISOString(),
     })
   })
 
@@ -103,7 +101,7 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
   it('lists own memories only, newest first', async () => {
     const user = await userWithSession(app)
     const a = await create(user, { category: 'templates', name: 'A', content: 'first' })
-    clock += 1000
+    clock.now += 1000
     const b = await create(user, { category: 'custom', name: 'B', content: 'second' })
     const mine = await list(user)
     expect(mine.map((m) => m.id)).toEqual([b.id, a.id])
@@ -115,7 +113,7 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
     const total = MEMORY_LIST_MAX + 3
     const packed = (i: number) => Buffer.from(app.booted.core.crypto.seal(Bun.gzipSync(new TextEncoder().encode(`memory ${i}`))))
     for (let i = 0; i < total; i++) {
-      const at = new Date(clock + i * 1000).toISOString()
+      const at = new Date(clock.now + i * 1000).toISOString()
       await app.db.sql`
         insert into clinical.memories (user_id, category, name, content, created_at, updated_at)
         values (${user.user.id}, 'custom', ${`m${i}`}, ${packed(i)}, ${at}, ${at})`
@@ -129,12 +127,12 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
 
   it('replaces a memory with PUT; another user\'s memory is 404 to replace and delete', async () => {
     const { id } = await create(alice, { category: 'abbreviations', name: 'Abbr', content: 'SOB = shortness of breath' })
-    clock += 5000
+    clock.now += 5000
     const res = await app.put(`${PATH}/${id}`, { category: 'templates', name: 'Renamed', content: 'New content' }, as(alice))
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ success: true })
     const m = (await list(alice)).find((x) => x.id === id)!
-    expect(m).toMatchObject({ category: 'templates', name: 'Renamed', content: 'New content', updated_at: new Date(clock).toISOString() })
+    expect(m).toMatchObject({ category: 'templates', name: 'Renamed', content: 'New content', updated_at: new Date(clock.now).toISOString() })
     expect(m.created_at).not.toBe(m.updated_at)
 
     await failure(await app.put(`${PATH}/${id}`, { category: 'custom', name: 'Hijack', content: 'x' }, as(bob)), 404)
@@ -170,7 +168,7 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
     const legacy = Buffer.from(app.booted.core.crypto.seal(Bun.gzipSync(new TextEncoder().encode('Say "otitis media", not "OM"'))))
     const [{ id }] = (await app.db.sql<{ id: number }>`
       insert into clinical.memories (user_id, category, name, content, created_at, updated_at)
-      values (${alice.user.id}, 'correction_terms', 'Old correction', ${legacy}, ${new Date(clock).toISOString()}, ${new Date(clock).toISOString()})
+      values (${alice.user.id}, 'correction_terms', 'Old correction', ${legacy}, ${new Date(clock.now).toISOString()}, ${new Date(clock.now).toISOString()})
       returning id`) as [{ id: number }]
     expect((await list(alice)).find((m) => m.id === id)).toMatchObject({ category: 'correction_terms', content: 'Say "otitis media", not "OM"' })
     expect((await app.put(`${PATH}/${id}`, { category: 'correction_terms', name: 'Old correction', content: 'edited' }, as(alice))).status).toBe(200)
@@ -202,17 +200,17 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
     await create(user, { category: 'custom', name: 'Private', content: 'call my sister on friday' })
     expect(await context(user)).toBe('')
     await create(user, { category: 'templates', name: 'Well visit', content: 'Growth:\nDevelopment:\nPlan:' })
-    clock += 1
+    clock.now += 1
     await create(user, { category: 'note_style', name: 'Tone', content: 'Plain language, short sentences.' })
-    clock += 1
+    clock.now += 1
     await create(user, { category: 'note_style', name: 'Units', content: 'Metric units only.' })
-    clock += 1
+    clock.now += 1
     await create(user, { category: 'ai_context', name: 'Clinic', content: 'Rural family practice, many farm injuries.' })
     await create(user, { category: 'abbreviations', name: 'BID', content: 'twice daily' })
     const legacy = Buffer.from(app.booted.core.crypto.seal(Bun.gzipSync(new TextEncoder().encode('never send me'))))
     await app.db.sql`
       insert into clinical.memories (user_id, category, name, content, created_at, updated_at)
-      values (${user.user.id}, 'correction_hpi', 'Legacy', ${legacy}, ${new Date(clock).toISOString()}, ${new Date(clock).toISOString()})`
+      values (${user.user.id}, 'correction_hpi', 'Legacy', ${legacy}, ${new Date(clock.now).toISOString()}, ${new Date(clock.now).toISOString()})`
 
     const text = await context(user)
     expect(text).toBe([
@@ -245,7 +243,7 @@ describe.each(databaseTargets())('memories (%s)', (target) => {
     const user = await userWithSession(app)
     for (let i = 0; i < 3; i++) {
       await create(user, { category: 'templates', name: `Big ${i}`, content: `${i}`.repeat(MEMORY_CONTENT_MAX) })
-      clock += 1
+      clock.now += 1
     }
     await create(user, { category: 'ai_context', name: 'Small', content: 'small clinic' })
     const text = await context(user)

@@ -2,7 +2,11 @@
 // chat completions (plain and streamed, structured output via response_format json_schema), embeddings,
 // model listing, speech and transcription. Tests set the answers, read what was sent, and make the next
 // requests fail or hang to check timeouts and error statuses.
+import { loadConfig } from '../../src/config'
+import { createAi, type Ai } from '../../src/core/ai'
 import { localEmbedding } from '../../src/core/embedder'
+import { HttpError } from '../../src/core/errors'
+import { createLogger } from '../../src/core/log'
 
 export interface ChatRequest {
   model: string
@@ -254,4 +258,15 @@ export async function startAiServer(opts: AiServerOptions = {}): Promise<AiServe
       await server.stop(true)
     },
   }
+}
+
+/** The core's AI client on a configuration of these variables (the rest made up), for tests of src/core/ai.ts. */
+export const aiFor = (env: Record<string, string | undefined>): Ai =>
+  createAi(loadConfig({ DATA_DIR: '/tmp', JWT_SECRET: 'x'.repeat(40), DATA_ENCRYPTION_KEY: '0'.repeat(64), ...env }), createLogger('silent'))
+
+/** The HttpError a call fails with (the test fails when it resolves, or fails otherwise). */
+export async function aiFailure(promise: Promise<unknown>): Promise<HttpError> {
+  const err = await promise.then(() => null, (e: unknown) => e)
+  if (!(err instanceof HttpError)) throw new Error(`expected an HttpError, got ${String(err)}`)
+  return err
 }
