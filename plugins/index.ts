@@ -2,6 +2,8 @@
 import type { PluginDefinition } from '../src/plugin'
 import admin from './admin'
 import clinical from './clinical'
+import directory from './directory'
+import learning from './learning'
 import quiz from './quiz'
 
-export const plugins: PluginDefinition<any>[] = [quiz, clinical, admin]
+export const plugins: PluginDefinition<any>[] = [quiz, clinical, learning, directory, admin]
