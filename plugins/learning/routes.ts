@@ -1,5 +1,8 @@
-// Stub: filled in next.
+// The learning hub's controllers: the reader routes (routes/reader.ts); authoring is added beside them.
 import { Elysia } from 'elysia'
 import type { LearningState } from './index'
+import { readerRoutes } from './routes/reader'
 
-export const learningRoutes = (_state: LearningState) => new Elysia()
+export const learningRoutes = (state: LearningState) =>
+  new Elysia()
+    .use(readerRoutes(state))

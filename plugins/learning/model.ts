@@ -1,0 +1,194 @@
+// TypeBox models of the learning hub: categories, content with its quiz, progress, quiz submission, search and
+// slides; the OpenAPI docs come from them. Every limit is named here once; the services enforce the rules TypeBox
+// cannot say (slug shape, known category, at least one correct option, ...).
+import { t } from 'elysia'
+import { RowId } from '../../src/core/schema'
+
+const Timestamp = (description?: string) => t.String({ format: 'date-time', ...(description ? { description } : {}) })
+
+// ---- limits ---------------------------------------------------------------------------------------------
+
+export const CATEGORY_NAME_MAX = 100
+export const CATEGORY_DESCRIPTION_MAX = 1_000
+export const TITLE_MAX = 200
+export const SLUG_MAX = 100
+/** Lowercase letters and digits in words joined by single hyphens, e.g. `asthma-inhalers-2`. */
+export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
+export const SUMMARY_MAX = 500
+/** A summary made from the body is at most this many characters (then `…`). */
+export const SUMMARY_AUTO_CHARS = 200
+/** Characters of an article's markdown body or of a slide deck's markdown. */
+export const BODY_MAX = 200_000
+export const SLIDES_MAX = 200_000
+export const QUESTIONS_MAX = 50
+export const OPTIONS_MIN = 2
+export const OPTIONS_MAX = 10
+export const QUESTION_TEXT_MAX = 1_000
+export const OPTION_TEXT_MAX = 500
+
+/** The feed's page: `limit` default 20 (at most FEED_LIMIT_MAX), `offset` default 0. */
+export const FEED_LIMIT_DEFAULT = 20
+export const FEED_LIMIT_MAX = 100
+export const FEED_OFFSET_MAX = 100_000
+/** A category listing shows at most this many items, newest first. */
+export const CATEGORY_LIST_MAX = 500
+
+export const SEARCH_Q_MAX = 200
+export const SEARCH_LIMIT_DEFAULT = 20
+export const SEARCH_LIMIT_MAX = 50
+
+export const CONTENT_TYPES = ['article', 'presentation'] as const
+export type ContentType = (typeof CONTENT_TYPES)[number]
+export const ContentTypeSchema = t.Union([t.Literal('article'), t.Literal('presentation')], {
+  description: '`article` (markdown to read) or `presentation` (a Marp slide deck)',
+})
+
+// ---- categories ----------------------------------------------------------------------------------------
+
+export const Category = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  slug: t.String(),
+  description: t.String(),
+}, { title: 'LearningCategory' })
+export type Category = typeof Category.static
+
+export const CategoryListEntry = t.Composite([Category, t.Object({
+  content_count: t.Integer({ minimum: 0, description: 'Published items in the category' }),
+})], { title: 'LearningCategoryListEntry' })
+export type CategoryListEntry = typeof CategoryListEntry.static
+
+const Slug = (what: string) => t.String({
+  minLength: 1, maxLength: SLUG_MAX,
+  description: `${what}: 1 to ${SLUG_MAX} lowercase letters and digits in words joined by single hyphens (\`${SLUG_PATTERN}\`)`,
+})
+
+/** A category as authors write it. */
+export const CategoryInput = t.Object({
+  name: t.String({ minLength: 1, maxLength: CATEGORY_NAME_MAX }),
+  slug: Slug('Unique among categories'),
+  description: t.Optional(t.String({ maxLength: CATEGORY_DESCRIPTION_MAX, description: 'Empty when absent' })),
+})
+export type CategoryInput = typeof CategoryInput.static
+
+// ---- content ---------------------------------------------------------------------------------------------
+
+export const FeedEntry = t.Object({
+  id: t.Integer(),
+  title: t.String(),
+  slug: t.String(),
+  summary: t.String({ description: `The author's summary, or the start of the body as plain text (at most ${SUMMARY_AUTO_CHARS} characters, then …)` }),
+  type: ContentTypeSchema,
+  category: t.String({ description: 'The category\'s name' }),
+  category_slug: t.String({ description: 'The category\'s slug (GET /api/learning/category/{slug})' }),
+  created_at: Timestamp(),
+}, { title: 'LearningFeedEntry' })
+export type FeedEntry = typeof FeedEntry.static
+
+export const ReaderOption = t.Object({ id: t.Integer(), text: t.String() })
+export const ReaderQuestion = t.Object({
+  id: t.Integer(),
+  text: t.String(),
+  multiple: t.Boolean({ description: 'True when more than one option is correct (all of them must be chosen)' }),
+  options: t.Array(ReaderOption),
+}, { title: 'LearningQuestion' })
+export type ReaderQuestion = typeof ReaderQuestion.static
+
+export const Progress = t.Object({
+  completed: t.Boolean({ description: 'True once the caller has submitted this content\'s quiz' }),
+  score: t.Nullable(t.Integer(), { description: 'The best score (correct answers), null before the first submission' }),
+  total: t.Nullable(t.Integer(), { description: 'The number of questions of that best submission' }),
+  latest_score: t.Nullable(t.Integer(), { description: 'The latest submission\'s score' }),
+  latest_total: t.Nullable(t.Integer()),
+  attempts: t.Integer({ minimum: 0 }),
+  last_submitted_at: t.Nullable(Timestamp()),
+}, { title: 'LearningProgress' })
+export type Progress = typeof Progress.static
+
+export const ContentRead = t.Object({
+  id: t.Integer(),
+  title: t.String(),
+  slug: t.String(),
+  type: ContentTypeSchema,
+  summary: t.String(),
+  category: Category,
+  body: t.String({ description: 'Markdown' }),
+  has_slides: t.Boolean({ description: 'Whether GET /api/learning/content/{slug}/slides has a deck to show' }),
+  questions: t.Array(ReaderQuestion, { description: 'The quiz, without which options are correct; empty when it has none' }),
+  progress: Progress,
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+}, { title: 'LearningContent' })
+export type ContentRead = typeof ContentRead.static
+
+export const SlugParams = t.Object({ slug: t.String({ minLength: 1, maxLength: 200 }) })
+
+export const FeedQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: FEED_LIMIT_MAX, default: FEED_LIMIT_DEFAULT, description: `1 to ${FEED_LIMIT_MAX}, default ${FEED_LIMIT_DEFAULT}` })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: FEED_OFFSET_MAX, default: 0, description: 'Skip this many of the newest, default 0' })),
+})
+
+/** A quiz question as authors write it: the reader's shape plus `correct`, without ids. */
+export const QuestionInput = t.Object({
+  text: t.String({ minLength: 1, maxLength: QUESTION_TEXT_MAX }),
+  options: t.Array(t.Object({
+    text: t.String({ minLength: 1, maxLength: OPTION_TEXT_MAX }),
+    correct: t.Boolean(),
+  }), { minItems: OPTIONS_MIN, maxItems: OPTIONS_MAX, description: `${OPTIONS_MIN} to ${OPTIONS_MAX} options, at least one correct` }),
+})
+export type QuestionInput = typeof QuestionInput.static
+
+/** Content as authors write it (create and update). */
+export const ContentInput = t.Object({
+  title: t.String({ minLength: 1, maxLength: TITLE_MAX }),
+  slug: Slug('Unique among content'),
+  body: t.String({ maxLength: BODY_MAX, description: `Markdown, at most ${BODY_MAX} characters` }),
+  categoryId: RowId('The category'),
+  questions: t.Optional(t.Array(QuestionInput, { maxItems: QUESTIONS_MAX, description: `At most ${QUESTIONS_MAX} questions` })),
+  published: t.Optional(t.Boolean({ description: 'Readers see it at once when true (the default); false holds it back' })),
+  type: t.Optional(ContentTypeSchema),
+  summary: t.Optional(t.String({ maxLength: SUMMARY_MAX, description: 'Blank or absent: made from the start of the body (or of the slides)' })),
+  slides: t.Optional(t.Nullable(t.String({ maxLength: SLIDES_MAX, description: 'The slide deck\'s Marp markdown' }))),
+})
+export type ContentInput = typeof ContentInput.static
+
+// ---- quiz submission -------------------------------------------------------------------------------------
+
+export const SubmitQuizBody = t.Object({
+  contentId: RowId('The content whose quiz is answered'),
+  answers: t.Array(t.Object({
+    questionId: t.Integer({ minimum: 1 }),
+    optionIds: t.Array(t.Integer({ minimum: 1 }), { maxItems: OPTIONS_MAX, description: 'The chosen options; empty: no answer' }),
+  }), { maxItems: QUESTIONS_MAX }),
+})
+export type SubmitQuizBody = typeof SubmitQuizBody.static
+
+export const QuizResult = t.Object({
+  success: t.Literal(true),
+  score: t.Integer({ minimum: 0, description: 'Questions answered correctly' }),
+  total: t.Integer({ minimum: 1, description: 'Questions in the quiz' }),
+  results: t.Array(t.Object({ questionId: t.Integer(), correct: t.Boolean() }), { description: 'One per question, in the quiz\'s order' }),
+}, { title: 'LearningQuizResult' })
+export type QuizResult = typeof QuizResult.static
+
+// ---- search ----------------------------------------------------------------------------------------------
+
+export const SearchQuery = t.Object({
+  q: t.String({ minLength: 1, maxLength: SEARCH_Q_MAX, description: `1 to ${SEARCH_Q_MAX} characters, not only white space` }),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: SEARCH_LIMIT_DEFAULT, description: `1 to ${SEARCH_LIMIT_MAX}, default ${SEARCH_LIMIT_DEFAULT}` })),
+})
+
+export const SearchResult = t.Composite([FeedEntry, t.Object({
+  score: t.Number({ description: 'The ranking score of the search mode (higher is better)' }),
+})], { title: 'LearningSearchResult' })
+export type SearchResult = typeof SearchResult.static
+
+// ---- slides ----------------------------------------------------------------------------------------------
+
+export const SlidesJson = t.Object({
+  success: t.Literal(true),
+  title: t.String(),
+  css: t.String({ description: 'The deck\'s stylesheet, scoped to `div.marpit`' }),
+  slides: t.Array(t.String(), { description: 'One HTML fragment (an `<svg>`) per slide; put them in a `<div class="marpit">`' }),
+}, { title: 'LearningSlides' })
+export type SlidesJson = typeof SlidesJson.static
