@@ -255,8 +255,8 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     problems.push(...(await checkPage(page, 'backup codes', 200)))
 
     problems.push(...(await visit(page, '/account')))
-    // the clinician's record pages, empty
-    for (const path of ['/encounters', '/memories', '/documents', '/preferences']) problems.push(...(await visit(page, path)))
+    // the clinician's record pages and the phone directory, empty
+    for (const path of ['/encounters', '/memories', '/documents', '/preferences', '/directory', '/directory/trash', '/directory/import']) problems.push(...(await visit(page, path)))
     await context.close()
     expect(problems).toEqual([])
   }, 20_000)

@@ -22,6 +22,7 @@ const SignedInNav = ({ base, user }: { base: string; user: NavUser }) => (
     <a href={`${base}/encounters`}>Encounters</a>
     <a href={`${base}/memories`}>Memories</a>
     <a href={`${base}/documents`}>Documents</a>
+    <a href={`${base}/directory`}>Directory</a>
     <a href={`${base}/preferences`}>Preferences</a>
     <a href={`${base}/account`} id="nav-name" safe>{user.name}</a>
     <form action={`${base}/logout`} method="post" data-app-logout>
