@@ -4,7 +4,8 @@
 // redirects, refusals re-rendered with their status) and htmx requests get the fragment they swap.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { MESSAGES, MULTIPART_OVERHEAD_BYTES } from '../plugins/quiz/services/documents'
-import { POLL_TRIGGER, sizeInWords } from '../plugins/quiz/views/documents'
+import { POLL_TRIGGER } from '../plugins/quiz/views/documents'
+import { sizeInWords } from '../views/layout'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { makePdf } from './support/pdf'
 import { API, createAccount, PASSWORD, questionsText, registerAdmin, type Account } from './support/quiz'

@@ -6,7 +6,7 @@
 // any page or in the log.
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { IMPORT_CONNECTION_TTL_S, IMPORT_COOKIE } from '../plugins/quiz/pages/import'
-import { sizeInWords } from '../plugins/quiz/views/documents'
+import { sizeInWords } from '../views/layout'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import { capturingLogger, closedPort } from './support/net'
 import { makePdf } from './support/pdf'

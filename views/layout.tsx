@@ -105,10 +105,21 @@ export interface FieldProps {
   autofocus?: boolean
 }
 
+/** The aria-describedby of a control whose hint and error, when present, carry the ids `<id>-hint` and `<id>-error`. */
+export const describedBy = (id: string, hint?: unknown, error?: unknown): string | undefined =>
+  [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+
+/** A control's hint and error message, with the ids describedBy names. */
+export const FieldNotes = ({ id, hint, error }: { id: string; hint?: string; error?: string }) => (
+  <>
+    {hint ? <span class="field-hint muted" id={`${id}-hint`} safe>{hint}</span> : ''}
+    {error ? <span class="field-error" id={`${id}-error`} safe>{error}</span> : ''}
+  </>
+)
+
 /** The one field component of both services: a labelled input with its hint and its error message. */
 export const Field = (p: FieldProps) => {
   const id = p.id ?? p.name
-  const described = [p.hint ? `${id}-hint` : '', p.error ? `${id}-error` : ''].filter(Boolean).join(' ')
   return (
     <label for={id}>
       <span safe>{p.label}</span>
@@ -124,12 +135,26 @@ export const Field = (p: FieldProps) => {
         maxlength={p.maxlength}
         autofocus={p.autofocus}
         aria-invalid={p.error ? 'true' : undefined}
-        aria-describedby={described || undefined}
+        aria-describedby={describedBy(id, p.hint, p.error)}
       />
-      {p.hint ? <span class="field-hint muted" id={`${id}-hint`} safe>{p.hint}</span> : ''}
-      {p.error ? <span class="field-error" id={`${id}-error`} safe>{p.error}</span> : ''}
+      <FieldNotes id={id} hint={p.hint} error={p.error} />
     </label>
   )
+}
+
+/** A one-line outcome inside a page's content (the page's own flash box is the Layout's). */
+export const Notice = ({ text }: { text?: string | null }) => (text ? <p class="flash ok" role="status" safe>{text}</p> : '')
+export const Problem = ({ text }: { text?: string | null }) => (text ? <p class="flash error" role="alert" safe>{text}</p> : '')
+
+/** An ISO timestamp as a short UTC date and time, in a <time> element: how every page shows a moment. */
+export const When = ({ iso }: { iso: string }) => <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
+
+/** A byte count as people say it: 10 MB, 585.9 KB, 900 bytes, 1 byte. */
+export function sizeInWords(bytes: number): string {
+  const round = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1))
+  if (bytes >= 1024 * 1024) return `${round(Math.round((bytes / (1024 * 1024)) * 10) / 10)} MB`
+  if (bytes >= 1024) return `${round(Math.round((bytes / 1024) * 10) / 10)} KB`
+  return bytes === 1 ? '1 byte' : `${bytes} bytes`
 }
 
 const ERROR_TITLES: Record<number, string> = {

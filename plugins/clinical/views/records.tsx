@@ -2,7 +2,7 @@
 // file server). Each page includes its fragments (a list, a row, a form), so one source serves the page and the
 // htmx answer; every form has action + method and works without JavaScript. Every user or database string is a
 // `safe` text child or an attribute.
-import { Field } from '../../../views/layout'
+import { describedBy, Field, FieldNotes, Notice, Problem, sizeInWords, When } from '../../../views/layout'
 import { DESCRIPTION_MAX, DOCUMENT_MAX_BYTES, WEBDAV_PASSWORD_MAX, WEBDAV_PATH_MAX, WEBDAV_URL_MAX, WEBDAV_USERNAME_MAX, type StoredDocument } from '../models/files'
 import {
   CONTEXT_CATEGORIES, ENCOUNTER_LIFETIME_DAYS, LEGACY_CATEGORY_PREFIX, MEMORY_CATEGORIES, MEMORY_CONTENT_MAX, MEMORY_LIST_MAX, MEMORY_NAME_MAX,
@@ -14,35 +14,11 @@ import { ClinicalLayout, type Errors, type Flash, type NavUser } from './common'
 
 // ---- shared pieces ---------------------------------------------------------------------------------------------
 
-/** An ISO timestamp as a short UTC date and time, in a <time> element. */
-const When = ({ iso }: { iso: string }) => <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
-
-/** A byte count as people say it: 10 MB, 585.9 KB, 900 bytes. */
-export function sizeInWords(bytes: number): string {
-  const round = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1))
-  if (bytes >= 1024 * 1024) return `${round(Math.round((bytes / (1024 * 1024)) * 10) / 10)} MB`
-  if (bytes >= 1024) return `${round(Math.round((bytes / 1024) * 10) / 10)} KB`
-  return bytes === 1 ? '1 byte' : `${bytes} bytes`
-}
-
-const Notice = ({ text }: { text?: string | null }) => (text ? <p class="flash ok" role="status" safe>{text}</p> : '')
-const Problem = ({ text }: { text?: string | null }) => (text ? <p class="flash error" role="alert" safe>{text}</p> : '')
-
-const described = (id: string, hint?: string, error?: string) =>
-  [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
-
-const FieldNotes = ({ id, hint, error }: { id: string; hint?: string; error?: string }) => (
-  <>
-    {hint ? <span class="field-hint muted" id={`${id}-hint`} safe>{hint}</span> : ''}
-    {error ? <span class="field-error" id={`${id}-error`} safe>{error}</span> : ''}
-  </>
-)
-
 const TextArea = (p: { id: string; name: string; label: string; value: string; error?: string; hint?: string; rows?: number; maxlength?: number; required?: boolean }) => (
   <label for={p.id}>
     <span safe>{p.label}</span>
     <textarea id={p.id} name={p.name} rows={String(p.rows ?? 4)} maxlength={p.maxlength} required={p.required}
-      aria-invalid={p.error ? 'true' : undefined} aria-describedby={described(p.id, p.hint, p.error)} safe>{p.value}</textarea>
+      aria-invalid={p.error ? 'true' : undefined} aria-describedby={describedBy(p.id, p.hint, p.error)} safe>{p.value}</textarea>
     <FieldNotes id={p.id} hint={p.hint} error={p.error} />
   </label>
 )
@@ -50,7 +26,7 @@ const TextArea = (p: { id: string; name: string; label: string; value: string; e
 const Select = (p: { id: string; name: string; label: string; options: Option[]; value: string; error?: string; hint?: string }) => (
   <label for={p.id}>
     <span safe>{p.label}</span>
-    <select id={p.id} name={p.name} aria-invalid={p.error ? 'true' : undefined} aria-describedby={described(p.id, p.hint, p.error)}>
+    <select id={p.id} name={p.name} aria-invalid={p.error ? 'true' : undefined} aria-describedby={describedBy(p.id, p.hint, p.error)}>
       {p.options.map((o) => <option value={o.value} selected={o.value === p.value ? true : undefined} safe>{o.label}</option>)}
     </select>
     <FieldNotes id={p.id} hint={p.hint} error={p.error} />
@@ -435,7 +411,7 @@ export const UploadForm = (p: { base: string; state?: UploadState }) => (
     <label for="document-file">
       <span>File</span>
       <input id="document-file" name="file" type="file" accept={ACCEPT} required
-        aria-invalid={p.state?.errors?.file ? 'true' : undefined} aria-describedby={described('document-file', FILE_HINT, p.state?.errors?.file)} />
+        aria-invalid={p.state?.errors?.file ? 'true' : undefined} aria-describedby={describedBy('document-file', FILE_HINT, p.state?.errors?.file)} />
       <FieldNotes id="document-file" hint={FILE_HINT} error={p.state?.errors?.file} />
     </label>
     <TextArea id="document-description" name="description" label="Description (optional)" value={p.state?.description ?? ''}

@@ -8,6 +8,7 @@
 import { SHORT_MAX, CHIEF_COMPLAINT_MAX, DOCUMENT_MAX, INSTRUCTIONS_MAX, SECTION_MAX, TRANSCRIPT_MAX } from '../models/generation'
 import { LABEL_MAX } from '../models/records'
 import { GENERATIONS, type GenerationName } from '../services/generation'
+import { describedBy, When } from '../../../views/layout'
 import { ClinicalLayout, type Errors, type Flash, type NavUser } from './common'
 
 // ---- note types and their fields -------------------------------------------------------------------------------
@@ -205,9 +206,6 @@ export interface WorkspaceView {
 
 // ---- pieces ----------------------------------------------------------------------------------------------------
 
-const described = (id: string, hint?: string, error?: string) =>
-  [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
-
 const FieldNotes = ({ id, hint, error, extra }: { id: string; hint?: string; error?: string; extra?: string }) => (
   <>
     {hint || extra ? (
@@ -243,7 +241,7 @@ const TextArea = (p: ControlProps & { readonly?: boolean; class?: string }) => (
     <span safe>{p.label}</span>
     <textarea
       id={p.id} name={p.name} rows={String(p.rows ?? 4)} maxlength={p.max} readonly={p.readonly} class={p.class}
-      aria-invalid={p.error ? 'true' : undefined} aria-describedby={described(p.id, p.hint || p.extra, p.error)} {...p.attrs}
+      aria-invalid={p.error ? 'true' : undefined} aria-describedby={describedBy(p.id, p.hint || p.extra, p.error)} {...p.attrs}
       safe
     >{areaText(p.value)}</textarea>
     <FieldNotes id={p.id} hint={p.hint} error={p.error} extra={p.extra} />
@@ -255,7 +253,7 @@ const TextInput = (p: ControlProps) => (
     <span safe>{p.label}</span>
     <input
       id={p.id} name={p.name} type="text" value={p.value} maxlength={p.max} autocomplete="off"
-      aria-invalid={p.error ? 'true' : undefined} aria-describedby={described(p.id, p.hint || p.extra, p.error)} {...p.attrs}
+      aria-invalid={p.error ? 'true' : undefined} aria-describedby={describedBy(p.id, p.hint || p.extra, p.error)} {...p.attrs}
     />
     <FieldNotes id={p.id} hint={p.hint} error={p.error} extra={p.extra} />
   </label>
@@ -272,7 +270,7 @@ const Select = (p: ControlProps & { options: Choice[] }) => {
   return (
     <label for={p.id}>
       <span safe>{p.label}</span>
-      <select id={p.id} name={p.name} aria-invalid={p.error ? 'true' : undefined} aria-describedby={described(p.id, p.hint || p.extra, p.error)} {...p.attrs}>
+      <select id={p.id} name={p.name} aria-invalid={p.error ? 'true' : undefined} aria-describedby={describedBy(p.id, p.hint || p.extra, p.error)} {...p.attrs}>
         {options.map((o) => <option value={o.value} selected={o.value === value ? true : undefined} safe>{o.label}</option>)}
       </select>
       <FieldNotes id={p.id} hint={p.hint} error={p.error} extra={p.extra} />
@@ -329,8 +327,6 @@ const noteTypeChoices: Choice[] = NOTE_TYPES.map((n) => ({ value: n.id, label: n
 const modelChoices = (m: ModelChoices): Choice[] => m.models.length === 0
   ? [{ value: '', label: 'No model available' }]
   : m.models.map((x) => ({ value: x.id, label: `${x.name} (${x.category}, ${x.cost} cost)` }))
-
-const When = ({ iso }: { iso: string }) => <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
 
 /**
  * What the next save sends (the encounter, its version, the idempotency key) and what was saved; workspace.js
@@ -470,7 +466,7 @@ export const WorkspaceMain = (p: WorkspaceView) => {
                   <span>Audio file</span>
                   <input
                     id="ws-audio" name="audio" type="file" accept="audio/*,.webm,.ogg,.opus,.m4a,.mp3,.wav,.flac"
-                    aria-invalid={errors?.audio ? 'true' : undefined} aria-describedby={described('ws-audio', 'hint', errors?.audio)}
+                    aria-invalid={errors?.audio ? 'true' : undefined} aria-describedby={describedBy('ws-audio', 'hint', errors?.audio)}
                   />
                   <span class="field-hint muted" id="ws-audio-hint">A recording of at most 25 MB (WAV, MP3, M4A, OGG, WebM or FLAC). Its text is added to the transcript.</span>
                   {errors?.audio ? <span class="field-error" id="ws-audio-error" safe>{errors.audio}</span> : ''}

@@ -3,7 +3,7 @@
 // the options and the import). Each page includes its fragments, so one source serves the page and the htmx answer;
 // every form has action + method and works without JavaScript. Every user or database string is a `safe` text child
 // or an attribute.
-import { Field, type Errors, type Flash } from '../../../views/layout'
+import { describedBy, type Errors, Field, FieldNotes, type Flash, Notice, Problem, When } from '../../../views/layout'
 import { ClinicalLayout, type NavUser } from '../../clinical/views/common'
 import {
   ENTRY_TYPES, EXPORT_FILE_NAME, EXPORT_ZIP_NAME, IMPORT_VALID_MAX, LOCATION_MAX, NAME_MAX, NOTES_MAX, NUMBER_MAX, QUERY_MAX,
@@ -14,21 +14,6 @@ import {
 
 const TYPE_WORDS: Record<string, string> = { extension: 'Extension', pager: 'Pager' }
 export const typeWords = (type: string) => TYPE_WORDS[type] ?? type
-
-const Notice = ({ text }: { text?: string | null }) => (text ? <p class="flash ok" role="status" safe>{text}</p> : '')
-const Problem = ({ text }: { text?: string | null }) => (text ? <p class="flash error" role="alert" safe>{text}</p> : '')
-
-const described = (id: string, hint?: string, error?: string) =>
-  [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
-
-const FieldNotes = ({ id, hint, error }: { id: string; hint?: string; error?: string }) => (
-  <>
-    {hint ? <span class="field-hint muted" id={`${id}-hint`} safe>{hint}</span> : ''}
-    {error ? <span class="field-error" id={`${id}-error`} safe>{error}</span> : ''}
-  </>
-)
-
-const When = ({ iso }: { iso: string }) => <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
 
 /** A query string keeping the search, for the links and redirects of a filtered list. */
 export const withQuery = (url: string, q: string) => (q ? `${url}${url.includes('?') ? '&' : '?'}q=${encodeURIComponent(q)}` : url)
@@ -50,7 +35,7 @@ const EntryFields = ({ idPrefix, state }: { idPrefix: string; state: EntryFormSt
       <Field label="Number" name="number" id={`${idPrefix}-number`} value={values.number} error={errors?.number} maxlength={NUMBER_MAX} required />
       <label for={typeId}>
         <span>Type</span>
-        <select id={typeId} name="type" aria-invalid={errors?.type ? 'true' : undefined} aria-describedby={described(typeId, undefined, errors?.type)}>
+        <select id={typeId} name="type" aria-invalid={errors?.type ? 'true' : undefined} aria-describedby={describedBy(typeId, undefined, errors?.type)}>
           {ENTRY_TYPES.map((t) => <option value={t} selected={values.type === t ? true : undefined} safe>{typeWords(t)}</option>)}
         </select>
         <FieldNotes id={typeId} error={errors?.type} />
@@ -62,6 +47,16 @@ const EntryFields = ({ idPrefix, state }: { idPrefix: string; state: EntryFormSt
 
 const entryUrl = (base: string, id: number) => `${base}/directory/${id}`
 
+/** The cells both lists show of an entry: location (the row's header), name, number, type. */
+const EntryCells = ({ e }: { e: Entry }) => (
+  <>
+    <th scope="row" safe>{e.location}</th>
+    <td safe>{e.name}</td>
+    <td><span class="dir-number" safe>{e.number}</span></td>
+    <td safe>{typeWords(e.type)}</td>
+  </>
+)
+
 // ---- the directory -----------------------------------------------------------------------------------------------
 
 export const EntryRow = (p: { base: string; e: Entry; q: string; saved?: boolean }) => {
@@ -70,10 +65,7 @@ export const EntryRow = (p: { base: string; e: Entry; q: string; saved?: boolean
   const label = e.name || e.location
   return (
     <tr id={`entry-${e.id}`}>
-      <th scope="row" safe>{e.location}</th>
-      <td safe>{e.name}</td>
-      <td><span class="dir-number" safe>{e.number}</span></td>
-      <td safe>{typeWords(e.type)}</td>
+      <EntryCells e={e} />
       <td safe>{e.notes}</td>
       <td>
         <div class="actions">
@@ -195,10 +187,7 @@ export const TrashRow = (p: { base: string; e: Entry; confirm?: boolean }) => {
   const label = e.name || e.location
   return (
     <tr id={`entry-${e.id}`}>
-      <th scope="row" safe>{e.location}</th>
-      <td safe>{e.name}</td>
-      <td><span class="dir-number" safe>{e.number}</span></td>
-      <td safe>{typeWords(e.type)}</td>
+      <EntryCells e={e} />
       <td>{e.trashed_at ? <When iso={e.trashed_at} /> : ''}</td>
       <td>
         {p.confirm ? (
@@ -275,7 +264,7 @@ export const ImportPage = (p: { base: string; user: NavUser; error?: string }) =
       <label for="dir-file">
         <span>Export file</span>
         <input id="dir-file" name="file" type="file" accept=".zip,.json,application/zip,application/json" required
-          aria-invalid={p.error ? 'true' : undefined} aria-describedby={described('dir-file', FILE_HINT, p.error)} />
+          aria-invalid={p.error ? 'true' : undefined} aria-describedby={describedBy('dir-file', FILE_HINT, p.error)} />
         <FieldNotes id="dir-file" hint={FILE_HINT} error={p.error} />
       </label>
       <div>

@@ -1,6 +1,6 @@
 // The quiz service's contact pages: the public form (anyone, signed in or not) with its thank-you state, and the
 // admins' list of what it received, each unread message with a "Mark as read" form that htmx swaps in place.
-import { Challenge, Field, Layout, type Errors, type Flash, type PageContext } from '../../../views/layout'
+import { Challenge, describedBy, Field, Layout, When, type Errors, type Flash, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import { CONTACT_MESSAGE_MAX, CONTACT_NAME_MAX, type ContactSubmission } from '../models/contact'
 import { BRAND, SignedInNav, SignedOutNav } from './accounts'
@@ -16,14 +16,6 @@ export interface ContactValues { name?: string; email?: string; type?: string; m
 
 const Nav = ({ base, user }: { base: string; user: UserResponse | null }) =>
   user ? <SignedInNav base={base} user={user} /> : <SignedOutNav base={base} />
-
-/** An ISO timestamp as a short UTC date and time (as on the other pages). */
-const When = ({ iso }: { iso: string }) => (
-  <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
-)
-
-const describedBy = (id: string, hint: boolean, error: boolean) =>
-  [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
 
 // The contact form -----------------------------------------------------------------------------------------------
 

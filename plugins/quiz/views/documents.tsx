@@ -2,7 +2,7 @@
 // extraction jobs, a document's page (status, processing steps, sections, "make a quiz" per section) and an extraction
 // job's page. Every form has action + method and works without JavaScript; htmx polls the status blocks while work
 // is in progress (and only then) and swaps the sections block in place.
-import { Field, Layout, type Errors, type Flash, type PageContext } from '../../../views/layout'
+import { Field, Layout, sizeInWords, When, type Errors, type Flash, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import type { AvailableModel } from '../models/ai-models'
 import type { DocumentResponse, DocumentStatus, ProcessingStep, SectionResponse } from '../models/documents'
@@ -48,19 +48,6 @@ const JOB_STATUS_WORDS: Record<JobState, string> = {
 }
 export const jobStatusWords = (s: JobState) => JOB_STATUS_WORDS[s] ?? s
 export const jobInProgress = (s: JobState) => s === 'pending' || s === 'running'
-
-/** A byte count as people say it: 50 MB, 585.9 KB, 900 bytes. */
-export function sizeInWords(bytes: number): string {
-  const round = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1))
-  if (bytes >= 1024 * 1024) return `${round(Math.round((bytes / (1024 * 1024)) * 10) / 10)} MB`
-  if (bytes >= 1024) return `${round(Math.round((bytes / 1024) * 10) / 10)} KB`
-  return `${bytes} bytes`
-}
-
-/** An ISO timestamp as a short UTC date and time, in a <time> element. */
-const When = ({ iso }: { iso: string }) => (
-  <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
-)
 
 const pagesWords = (a: number, b: number) => (a === b ? `page ${a}` : `pages ${a} to ${b}`)
 

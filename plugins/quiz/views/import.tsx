@@ -2,11 +2,10 @@
 // folders and import a PDF, which becomes a document exactly as an uploaded one does. The page's content is one
 // element (#import), which is also the fragment htmx asks for when a folder is opened. Every form has action + method
 // and works without JavaScript. The password is never written into the page: once connected, the server keeps it.
-import { Field, Layout, type Errors, type PageContext } from '../../../views/layout'
+import { Field, Layout, sizeInWords, type Errors, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import type { FilesResponse } from '../models/nextcloud'
 import { BRAND, SignedInNav } from './accounts'
-import { sizeInWords } from './documents'
 
 /** The file server the browser is connected to: what the page may show of it (never the password). */
 export interface ImportConnection { server: string; username: string }

@@ -1,7 +1,7 @@
 // The quiz service's learner pages, read only: "My progress" (the dashboard figures, the scores over time, a table per
 // quiz, the history), "Due for review" (the spaced-repetition schedule) and "My favorite questions". Each page's main
 // content is one element with an id, which is also the fragment htmx requests get.
-import { Layout, type PageContext } from '../../../views/layout'
+import { Layout, When, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import type { Dashboard, HistoryEntry } from '../models/attempts'
 import type { BankQuestion } from '../models/bank'
@@ -9,11 +9,6 @@ import type { DueResponse } from '../models/reminders'
 import { BRAND, SignedInNav } from './accounts'
 
 interface Frame { ctx: PageContext; user: UserResponse }
-
-/** An ISO timestamp as a short UTC date and time, in a <time> element (as on the other pages). */
-const When = ({ iso }: { iso: string }) => (
-  <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
-)
 
 /** A percentage in words: 80 as "80%", 66.7 as "66.7%". */
 export const percent = (n: number) => `${Math.round(n * 10) / 10}%`

@@ -2,7 +2,7 @@
 // views/static/player.js), the learning player (one question per page, the answer checked at once, the tutor beside
 // it, the question read aloud), the review of a finished attempt, and the due-review player. Every form posts and
 // works without JavaScript; the script only adds the countdown, the autosave and the automatic submit at zero.
-import { Layout, type Flash, type PageContext } from '../../../views/layout'
+import { Layout, When, type Flash, type PageContext } from '../../../views/layout'
 import type { UserResponse } from '../models/accounts'
 import type { AttemptDetail, AttemptResponse } from '../models/attempts'
 import type { ReviewAnswerResponse } from '../models/reminders'
@@ -14,8 +14,6 @@ import { percent } from './learner'
 interface Frame { ctx: PageContext; user: UserResponse; flash?: Flash }
 
 type Question = Omit<QuizAnsweredQuestion, 'correct_answer' | 'explanation'> & Partial<Pick<QuizAnsweredQuestion, 'correct_answer' | 'explanation'>>
-
-const When = ({ iso }: { iso: string }) => <time datetime={iso} safe>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
 
 /** Seconds as m:ss (or h:mm:ss), as the countdown shows them. */
 export function clock(seconds: number): string {
