@@ -13,7 +13,7 @@ import * as encounters from '../plugins/clinical/services/encounters'
 import * as memories from '../plugins/clinical/services/memories'
 import { getPreferences } from '../plugins/clinical/services/preferences'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { CLINICAL_PASSWORD, cookieValue, freshIp, insertUser, uniqueEmail } from './support/clinical'
+import { EVIL, HTMX, outsideAttributes, pageClinician, type PageClinician as Clinician, XSS, XSS_ESCAPED } from './support/clinical'
 import { startAiServer, type AiServer } from './support/ai-server'
 import { startWebDavServer, WEBDAV_PASSWORD, WEBDAV_USER, type WebDavServer } from './support/webdav'
 
@@ -23,14 +23,6 @@ const enc = new TextEncoder()
 const PDF = enc.encode('%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n')
 /** A Windows program's first bytes. */
 const EXE = new Uint8Array([...enc.encode('MZ'), ...new Uint8Array(126), ...enc.encode('PE\0\0'), ...new Uint8Array(64)])
-const HTMX = { 'hx-request': 'true' }
-const EVIL = { origin: 'https://evil.example' }
-const XSS = '<script>alert(1)</script>'
-const XSS_ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt;'
-/** The markup outside attribute values (inside a quoted attribute `<` is plain text, and kitajs leaves it). */
-const outsideAttributes = (html: string) => html.replace(/="[^"]*"/g, '=""')
-
-interface Clinician { id: number; cookie: string }
 
 describe.each(databaseTargets())('clinical record pages [%s]', (target) => {
   let t: TestApp
@@ -40,13 +32,7 @@ describe.each(databaseTargets())('clinical record pages [%s]', (target) => {
   /** Every page body a signed-in user got, for the check that the WebDAV password is never in one. */
   const seen: string[] = []
 
-  const signInPage = async (tag: string, name = 'Record Pages User'): Promise<Clinician> => {
-    const email = uniqueEmail(tag)
-    const id = await insertUser(t, { email, name })
-    const res = await t.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
-    expect(res.status).toBe(303)
-    return { id, cookie: `app_auth=${cookieValue(res)}` }
-  }
+  const signInPage = (tag: string, name = 'Record Pages User') => pageClinician(t, tag, name)
   const get = async (path: string, who: Clinician, headers: Record<string, string> = {}) => {
     const res = await t.get(path, { headers: { accept: 'text/html', cookie: who.cookie, ...headers } })
     const body = await res.clone().text()
@@ -595,10 +581,7 @@ describe.each(databaseTargets())('clinical record pages [%s]', (target) => {
     beforeAll(async () => {
       ai = await startAiServer()
       g = await startTestApp({ target, env: { ...ai.env, STT_MODEL: 'whisper-test', TTS_MODEL: 'tts-test' } })
-      const email = uniqueEmail('records-gateway')
-      const id = await insertUser(g, { email })
-      const res = await g.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
-      who = { id, cookie: `app_auth=${cookieValue(res)}` }
+      who = await pageClinician(g, 'records-gateway', 'Record Pages User')
     })
     afterAll(async () => {
       await g.close()

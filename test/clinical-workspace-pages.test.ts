@@ -15,15 +15,11 @@ import * as encounters from '../plugins/clinical/services/encounters'
 import { FIELDS, NOTE_TYPES } from '../plugins/clinical/views/workspace'
 import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { CLINICAL_PASSWORD, cookieValue, freshIp, insertUser, uniqueEmail } from './support/clinical'
+import { freshIp, HTMX, outsideAttributes, pageClinician, type PageClinician as Clinician, XSS } from './support/clinical'
 import { startWebDavServer, WEBDAV_PASSWORD, WEBDAV_USER, type WebDavServer } from './support/webdav'
 
 setDefaultTimeout(60_000)
 
-const HTMX = { 'hx-request': 'true' }
-const XSS = '<script>alert(1)</script>'
-/** The markup outside attribute values (inside a quoted attribute `<` is plain text). */
-const outsideAttributes = (html: string) => html.replace(/="[^"]*"/g, '=""')
 
 const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
 /** The text of a textarea of the page (its leading newline is the page's, not the text's). */
@@ -65,8 +61,6 @@ function wav(seconds: number): Uint8Array<ArrayBuffer> {
   return out
 }
 
-interface Clinician { id: number; cookie: string }
-
 describe.each(databaseTargets())('clinical workspace pages [%s]', (target) => {
   let ai: AiServer
   let dav: WebDavServer
@@ -76,13 +70,7 @@ describe.each(databaseTargets())('clinical workspace pages [%s]', (target) => {
   let bob: Clinician
   let carol: Clinician
 
-  const signInPage = async (app: TestApp, tag: string, name = 'Workspace User'): Promise<Clinician> => {
-    const email = uniqueEmail(tag)
-    const id = await insertUser(app, { email, name })
-    const res = await app.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
-    expect(res.status).toBe(303)
-    return { id, cookie: `app_auth=${cookieValue(res)}` }
-  }
+  const signInPage = (app: TestApp, tag: string, name = 'Workspace User') => pageClinician(app, tag, name)
   const get = (path: string, who: Clinician, headers: Record<string, string> = {}, app = t) =>
     app.get(path, { headers: { accept: 'text/html', cookie: who.cookie, ...headers } })
   const post = (path: string, fields: Record<string, string>, who: Clinician, headers: Record<string, string> = {}, app = t) =>

@@ -8,31 +8,17 @@ import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate'
 import { EXPORT_FILE_NAME, EXPORT_FORMAT, IMPORT_MAX_BYTES } from '../plugins/directory/model'
 import * as directory from '../plugins/directory/service'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { CLINICAL_PASSWORD, cookieValue, freshIp, insertUser, uniqueEmail } from './support/clinical'
+import { EVIL, HTMX, outsideAttributes, pageClinician, type PageClinician as Clinician, XSS, XSS_ESCAPED } from './support/clinical'
 
 setDefaultTimeout(60_000)
 
-const HTMX = { 'hx-request': 'true' }
-const EVIL = { origin: 'https://evil.example' }
-const XSS = '<script>alert(1)</script>'
-const XSS_ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt;'
-/** The markup outside attribute values (inside a quoted attribute `<` is plain text, and kitajs leaves it). */
-const outsideAttributes = (html: string) => html.replace(/="[^"]*"/g, '=""')
-
-interface Clinician { id: number; cookie: string }
 
 describe.each(databaseTargets())('phone directory pages [%s]', (target) => {
   let t: TestApp
   let alice: Clinician
   let bob: Clinician
 
-  const signInPage = async (tag: string, name: string): Promise<Clinician> => {
-    const email = uniqueEmail(tag)
-    const id = await insertUser(t, { email, name })
-    const res = await t.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
-    expect(res.status).toBe(303)
-    return { id, cookie: `app_auth=${cookieValue(res)}` }
-  }
+  const signInPage = (tag: string, name: string) => pageClinician(t, tag, name)
   const fresh = () => signInPage('dir-pages', 'Directory User')
   const get = (path: string, who: Clinician, headers: Record<string, string> = {}) =>
     t.get(path, { headers: { accept: 'text/html', cookie: who.cookie, ...headers } })

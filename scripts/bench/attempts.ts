@@ -5,11 +5,7 @@
 //
 //   bun scripts/bench/attempts.ts    SUBMITS=100 LEARNERS=50 DURATION_S=10 QUESTIONS=100
 import { rmSync } from 'node:fs'
-import { boot } from '../../src/app'
-import { loadConfig } from '../../src/config'
-import { createLogger } from '../../src/core/log'
-import { plugins } from '../../plugins'
-import { freshDataDir, freshServerDatabase, redact, serverAvailable, SERVER_URL } from './support'
+import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
 
 const SUBMITS = Number(process.env.SUBMITS ?? 100)
 const LEARNERS = Number(process.env.LEARNERS ?? 50)
@@ -26,11 +22,7 @@ if (!(await serverAvailable())) {
 }
 const dataDir = freshDataDir('bench-attempts')
 const server = await freshServerDatabase('bench_attempts')
-const config = loadConfig({
-  DATA_DIR: dataDir, DATABASE_URL: server.url, JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789',
-  DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1', WORKERS: '0', LOG_LEVEL: 'warn', TRUST_PROXY: 'true', DATABASE_POOL_SIZE: '20',
-})
-const booted = await boot(config, plugins, { log: createLogger('warn') })
+const booted = await bootForBench({ DATA_DIR: dataDir, DATABASE_URL: server.url, TRUST_PROXY: 'true', DATABASE_POOL_SIZE: '20' })
 const call = async (path: string, init: { method?: string; token?: string; body?: unknown; ip?: string; headers?: Record<string, string> } = {}) => {
   const headers: Record<string, string> = { 'x-forwarded-for': init.ip ?? '10.9.0.1', ...init.headers }
   if (init.token) headers.authorization = `Bearer ${init.token}`

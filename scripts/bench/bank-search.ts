@@ -5,14 +5,10 @@
 //
 //   bun scripts/bench/bank-search.ts   SIZES=10000,100000 QUERIES=200 TARGETS=postgres,pglite MODES=keyword,semantic,hybrid
 import { rmSync } from 'node:fs'
-import { boot } from '../../src/app'
-import { loadConfig } from '../../src/config'
 import { localEmbedding } from '../../src/core/embedder'
-import { createLogger } from '../../src/core/log'
 import { ANN_INDEX_MIN_ROWS } from '../../src/core/vectors'
-import { plugins } from '../../plugins'
 import { QUESTIONS_COLLECTION, questionText } from '../../plugins/quiz/services/question-index'
-import { freshDataDir, freshServerDatabase, redact, serverAvailable, SERVER_URL } from './support'
+import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
 
 const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number)
 const QUERIES = Number(process.env.QUERIES ?? 200)
@@ -66,15 +62,7 @@ const print = (r: Row) => {
 async function run(target: string, size: number) {
   const dataDir = freshDataDir('bench-bank')
   const server = target === 'postgres' ? await freshServerDatabase('bench_bank') : null
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: server?.url ?? 'memory://',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789',
-    DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
-    WORKERS: '0',
-    LOG_LEVEL: 'warn',
-  })
-  const booted = await boot(config, plugins, { log: createLogger('warn') })
+  const booted = await bootForBench({ DATA_DIR: dataDir, DATABASE_URL: server?.url ?? 'memory://' })
   const { core } = booted
   try {
     const register = await booted.fetch(new Request('http://localhost/quiz/api/auth/register', {

@@ -7,13 +7,9 @@
 //   bun scripts/bench/directory.ts   USERS=1000 ENTRIES=1000 QUERIES=300 IMPORTS=10 TARGETS=postgres,pglite
 import { rmSync } from 'node:fs'
 import { strToU8, zipSync } from 'fflate'
-import { boot } from '../../src/app'
 import { hashPassword } from '../../src/auth/password'
-import { loadConfig } from '../../src/config'
-import { createLogger } from '../../src/core/log'
-import { plugins } from '../../plugins'
 import { containsPattern } from '../../plugins/directory/service'
-import { freshDataDir, freshServerDatabase, redact, serverAvailable, SERVER_URL } from './support'
+import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
 
 const USERS = Number(process.env.USERS ?? 1000)
 const ENTRIES = Number(process.env.ENTRIES ?? 1000)
@@ -47,16 +43,7 @@ const nextIp = () => `10.${(++ipSeq >> 16) & 255}.${(ipSeq >> 8) & 255}.${ipSeq 
 async function run(target: string) {
   const dataDir = freshDataDir('bench-directory')
   const server = target === 'postgres' ? await freshServerDatabase('bench_directory') : null
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: server?.url ?? 'memory://',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789',
-    DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
-    WORKERS: '0',
-    TRUST_PROXY: 'true',
-    LOG_LEVEL: 'warn',
-  })
-  const booted = await boot(config, plugins, { log: createLogger('warn') })
+  const booted = await bootForBench({ DATA_DIR: dataDir, DATABASE_URL: server?.url ?? 'memory://', TRUST_PROXY: 'true' })
   const { core } = booted
   const call = (path: string, init: RequestInit & { token: string }) => {
     const headers = new Headers(init.headers)

@@ -7,13 +7,9 @@
 // - and, for scale, GET /api/models: any signed-in request's cost (envelope, rate rule, session, one query).
 // Each figure's p50 and p99, and the service's overhead over the bare call. In-memory PGlite, and PostgreSQL when
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) answers. Settings: ROUNDS (default 300).
-import { boot, type Booted } from '../../src/app'
-import { loadConfig } from '../../src/config'
 import { hashPassword } from '../../src/auth/password'
-import { createLogger } from '../../src/core/log'
-import { plugins } from '../../plugins'
 import { startAiServer, TEST_MODEL } from '../../test/support/ai-server'
-import { freshDataDir, freshServerDatabase, redact, serverAvailable, SERVER_URL } from './support'
+import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 300)
 const PASSWORD = 'Correct-horse-battery-9'
@@ -45,12 +41,9 @@ async function measure(rounds: number, once: () => Promise<void>): Promise<numbe
 
 async function run(target: 'pglite' | 'postgres'): Promise<void> {
   const server = target === 'postgres' ? await freshServerDatabase('bench_generation') : null
-  const config = loadConfig({
-    DATA_DIR: freshDataDir('bench-generation'), DATABASE_URL: server?.url ?? 'memory://', WORKERS: '0', TRUST_PROXY: 'true',
-    LOG_LEVEL: 'silent', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123', DATA_ENCRYPTION_KEY: 'a'.repeat(64),
-    ...gateway.env,
+  const app = await bootForBench({
+    DATA_DIR: freshDataDir('bench-generation'), DATABASE_URL: server?.url ?? 'memory://', TRUST_PROXY: 'true', LOG_LEVEL: 'silent', ...gateway.env,
   })
-  const app: Booted = await boot(config, plugins, { log: createLogger('silent') })
   try {
     await app.core.db.sql`
       insert into clinical.users (name, email, password_hash, email_verified) values ('Bench', 'bench@example.test', ${await hashPassword(PASSWORD)}, true)`

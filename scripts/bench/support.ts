@@ -3,6 +3,10 @@ import { SQL, type Subprocess } from 'bun'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { boot, type Booted } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import { createLogger } from '../../src/core/log'
+import { plugins } from '../../plugins'
 import { createThrowawayDatabase } from '../../test/support/database'
 
 export const ROOT_DIR = join(import.meta.dir, '../..')
@@ -28,6 +32,18 @@ export async function serverAvailable(): Promise<boolean> {
 export const freshServerDatabase = (prefix: string) => createThrowawayDatabase(SERVER_URL, prefix)
 
 export const freshDataDir = (prefix: string) => mkdtempSync(join(tmpdir(), `${prefix}-`))
+
+/**
+ * The whole app booted in this process, as the in-process benchmarks drive it (through `fetch`, or its services):
+ * a bench JWT secret and data key, no job workers, warnings only; `env` (DATA_DIR, DATABASE_URL, ...) over that.
+ */
+export function bootForBench(env: Record<string, string | undefined>): Promise<Booted> {
+  const settings = {
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789', DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
+    WORKERS: '0', LOG_LEVEL: 'warn', ...env,
+  }
+  return boot(loadConfig(settings), plugins, { log: createLogger(settings.LOG_LEVEL) })
+}
 
 export async function freePort(): Promise<number> {
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })

@@ -5,7 +5,7 @@ import { hashPassword } from '../../src/auth/password'
 import clinicalPlugin from '../../plugins/clinical'
 import type { ClinicalState } from '../../plugins/clinical/state'
 import { startTestApp, type DatabaseTarget, type TestApp } from './app'
-import { freshIp } from './quiz'
+import { freshIp, uniqueEmail } from './quiz'
 
 export { freshIp, settle, uniqueEmail } from './quiz'
 
@@ -90,4 +90,25 @@ export async function appWithTwoUsers(target: DatabaseTarget, startIso: string) 
   const alice = await userWithSession(app, 'user', 'alice')
   const bob = await userWithSession(app, 'user', 'bob')
   return { app, clock, alice, bob }
+}
+
+// ---- page tests ----------------------------------------------------------------------------------------------------
+
+export const HTMX = { 'hx-request': 'true' }
+/** A form posted from another site. */
+export const EVIL = { origin: 'https://evil.example' }
+export const XSS = '<script>alert(1)</script>'
+export const XSS_ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt;'
+/** The markup outside attribute values (inside a quoted attribute `<` is plain text, and kitajs leaves it). */
+export const outsideAttributes = (html: string) => html.replace(/="[^"]*"/g, '=""')
+
+/** A clinician signed in through the page form: the user id and the Cookie header value of the web session. */
+export interface PageClinician { id: number; cookie: string }
+
+export async function pageClinician(app: TestApp, tag: string, name: string): Promise<PageClinician> {
+  const email = uniqueEmail(tag)
+  const id = await insertUser(app, { email, name })
+  const res = await app.form('/login', { email, password: CLINICAL_PASSWORD }, { ip: freshIp() })
+  expect(res.status).toBe(303)
+  return { id, cookie: `app_auth=${cookieValue(res)}` }
 }
