@@ -91,10 +91,11 @@ export async function setWebDavPath(core: Core, userId: number, path: string): P
 }
 
 /**
- * The stored connection with its password opened; 400 when there is none. A token stored before encryption
+ * The stored connection with its password opened; 400 `not_connected` when there is none (the learning hub's
+ * WebDAV browsing reads it too, through exports.ts). A token stored before encryption
  * (plaintext) is sealed now, once: the update only applies while the column still holds that plaintext.
  */
-async function storedConnection(core: Core, userId: number) {
+export async function storedConnection(core: Core, userId: number) {
   const [row] = await core.db.sql<ConnectionRow>`
     select nextcloud_url, nextcloud_username, nextcloud_token, webdav_path from clinical.users where id = ${userId}`
   if (!row?.nextcloud_url || !row.nextcloud_username || !row.nextcloud_token) throw HttpError.badRequest('not_connected', MESSAGES.notConnected)

@@ -11,10 +11,13 @@ export const BRAND = 'Clinical assistant'
 /** The page scripts of the clinical pages, served from views/static. */
 export const CLINICAL_SCRIPTS = ['clinical.js']
 
-/** The signed-in user as the page frame shows them. */
+/** The signed-in user as the page frame shows them; the role decides which staff areas the nav names. */
 export interface NavUser {
   name: string
+  role?: string
 }
+
+const isAuthor = (user: NavUser) => user.role === 'moderator' || user.role === 'admin'
 
 const SignedInNav = ({ base, user }: { base: string; user: NavUser }) => (
   <>
@@ -23,6 +26,8 @@ const SignedInNav = ({ base, user }: { base: string; user: NavUser }) => (
     <a href={`${base}/memories`}>Memories</a>
     <a href={`${base}/documents`}>Documents</a>
     <a href={`${base}/directory`}>Directory</a>
+    <a href={`${base}/learning`}>Learning</a>
+    {isAuthor(user) ? <a href={`${base}/studio`}>Studio</a> : ''}
     <a href={`${base}/preferences`}>Preferences</a>
     <a href={`${base}/account`} id="nav-name" safe>{user.name}</a>
     <form action={`${base}/logout`} method="post" data-app-logout>

@@ -1,0 +1,5 @@
+// Placeholder: filled in next.
+import { Elysia } from 'elysia'
+import type { LearningState } from '../index'
+
+export const studioPages = (_state: LearningState) => new Elysia()
