@@ -37,6 +37,17 @@ export const SEARCH_Q_MAX = 200
 export const SEARCH_LIMIT_DEFAULT = 20
 export const SEARCH_LIMIT_MAX = 50
 
+/** Authoring with AI: the topic, the author's refine instructions. */
+export const TOPIC_MAX = 500
+export const INSTRUCTIONS_MAX = 2_000
+/** Reference files grounding ai-generate (multipart field `files`): how many, each one's size, and the text kept of them all. */
+export const REFERENCE_FILES_MAX = 5
+export const REFERENCE_FILE_MAX_BYTES = 5 * 1024 * 1024
+export const REFERENCE_TEXT_MAX = 60_000
+/** A pptx title, and a WebDAV folder path to browse. */
+export const PPTX_TITLE_MAX = 200
+export const WEBDAV_PATH_MAX = 1_000
+
 export const CONTENT_TYPES = ['article', 'presentation'] as const
 export type ContentType = (typeof CONTENT_TYPES)[number]
 export const ContentTypeSchema = t.Union([t.Literal('article'), t.Literal('presentation')], {

@@ -1,0 +1,52 @@
+// Authoring with AI and the authors' tools: ai-generate (an article or a Marp deck from a topic, optionally grounded
+// in reference files), ai-refine, and browsing the author's connected WebDAV server. Plain functions over the Core;
+// routes translate HTTP. (Interface fixed here; bodies being written.)
+import type { Core } from '../../src/plugin'
+import type { ContentType } from './model'
+
+export interface GenerateInput {
+  topic: string
+  type: ContentType
+  /** A model of the catalogue (GET /api/models); the default when absent. */
+  model?: string | null
+  /** Reference files (PDF or text) the content is grounded in. */
+  files?: File[]
+}
+
+export interface RefineInput {
+  body: string
+  instructions: string
+  model?: string | null
+}
+
+/** The generated or refined markdown, and the model that wrote it. */
+export interface Authored {
+  content: string
+  model: string
+}
+
+export async function generateContent(_core: Core, _userId: number, _input: GenerateInput): Promise<Authored> {
+  throw new Error('not implemented')
+}
+
+export async function refineContent(_core: Core, _userId: number, _input: RefineInput): Promise<Authored> {
+  throw new Error('not implemented')
+}
+
+/** One entry of a WebDAV folder listing. */
+export interface WebDavEntry {
+  name: string
+  /** The path on the server, usable as the next `path` for a directory. */
+  path: string
+  type: 'directory' | 'file'
+  /** Bytes; 0 for a directory. */
+  size: number
+  /** ISO 8601, or null when the server does not say. */
+  modified: string | null
+  /** The server's content type of a file, or null. */
+  mime: string | null
+}
+
+export async function browseWebDav(_core: Core, _userId: number, _path: string): Promise<WebDavEntry[]> {
+  throw new Error('not implemented')
+}
