@@ -2,6 +2,7 @@
 // in reference files), ai-refine, and browsing the author's connected WebDAV server. Plain functions over the Core;
 // routes translate HTTP. (Interface fixed here; bodies being written.)
 import type { Core } from '../../src/plugin'
+import type { AuditWriter } from '../clinical/exports'
 import type { ContentType } from './model'
 
 export interface GenerateInput {
@@ -49,4 +50,15 @@ export interface WebDavEntry {
 
 export async function browseWebDav(_core: Core, _userId: number, _path: string): Promise<WebDavEntry[]> {
   throw new Error('not implemented')
+}
+
+/** The audit actions of authoring (spec 2, Events: other actions than the common ones may exist). */
+export type AuthoringAction =
+  | 'learning_category_created' | 'learning_category_updated' | 'learning_category_deleted'
+  | 'learning_content_created' | 'learning_content_updated' | 'learning_content_deleted'
+  | 'learning_content_generated' | 'learning_content_refined'
+
+/** Writes one authoring audit entry (the API and the studio pages both call this): who, from where, which ids. */
+export function auditAuthoring(audit: AuditWriter, actor: { id: number; ip: string | null }, action: AuthoringAction, details: Record<string, unknown>): void {
+  audit.write({ action, userId: actor.id, ip: actor.ip, details })
 }
