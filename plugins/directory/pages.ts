@@ -162,6 +162,9 @@ export const directoryPages = (state: DirectoryState) => {
       if (!isFragment(request)) return redirect(withQuery(`${home}?notice=trashed`, q))
       return results(user.id, q, NOTICES.trashed)
     }, { signedIn: true, params: IdParams, body: FormBody })
+    // The move and restore forms post; a GET of their address (a bookmark, a reload) shows the entry where it is.
+    .get('/directory/:id/trash', ({ params }) => redirect(`${home}/${params.id}`), { signedIn: true, params: IdParams })
+    .get('/directory/:id/restore', ({ params }) => redirect(`${home}/${params.id}`), { signedIn: true, params: IdParams })
     .post('/directory/:id/restore', async ({ request, user, params }) => {
       await directory.restoreEntry(core, user.id, params.id)
       if (!isFragment(request)) return redirect(`${home}/trash?notice=restored`)

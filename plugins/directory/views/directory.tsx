@@ -70,10 +70,10 @@ export const EntryRow = (p: { base: string; e: Entry; q: string; saved?: boolean
       <td>
         <div class="actions">
           <a href={withQuery(`${url}/edit`, p.q)} hx-get={withQuery(`${url}/edit`, p.q)} hx-target={`#entry-${e.id}`} hx-swap="outerHTML"
-            aria-label={`Edit ${label}`}>Edit</a>
+            aria-label={`Edit: ${label}`}>Edit</a>
           <form class="inline" action={`${url}/trash`} method="post" hx-post={`${url}/trash`} hx-target="#dir-results" hx-swap="outerHTML">
             <input type="hidden" name="q" value={p.q} />
-            <button type="submit" class="secondary" aria-label={`Move ${label} to the trash`}>Move to trash</button>
+            <button type="submit" class="secondary" aria-label={`Move to trash: ${label}`}>Move to trash</button>
           </form>
           {p.saved ? <span class="muted" role="status">Saved.</span> : ''}
         </div>
@@ -199,9 +199,9 @@ export const TrashRow = (p: { base: string; e: Entry; confirm?: boolean }) => {
         ) : (
           <div class="actions">
             <form class="inline" action={`${url}/restore`} method="post" hx-post={`${url}/restore`} hx-target="#dir-trash-list" hx-swap="outerHTML">
-              <button type="submit" aria-label={`Restore ${label}`}>Restore</button>
+              <button type="submit" aria-label={`Restore: ${label}`}>Restore</button>
             </form>
-            <a href={`${url}/purge`} hx-get={`${url}/purge`} hx-target={`#entry-${e.id}`} hx-swap="outerHTML" aria-label={`Delete ${label} for good`}>Delete for good</a>
+            <a href={`${url}/purge`} hx-get={`${url}/purge`} hx-target={`#entry-${e.id}`} hx-swap="outerHTML" aria-label={`Delete for good: ${label}`}>Delete for good</a>
           </div>
         )}
       </td>
