@@ -15,10 +15,11 @@ import { withTimeout } from './core/timeout'
 import { createJobs, type JobsOptions } from './core/jobs'
 import { createKv } from './core/kv'
 import { createLogger, type Logger } from './core/log'
-import { createMailer } from './core/mail'
+import { createMailer, storedSmtpSettings } from './core/mail'
 import { createMetrics } from './core/metrics'
 import { migrate } from './core/migrate'
 import { createRateLimiter } from './core/ratelimit'
+import { createSettingsCache, SETTINGS_TTL_MS } from './core/settings'
 import { coreSchedules } from './core/schedule'
 import { createStorage } from './core/storage'
 import { openVectors } from './core/vectors'
@@ -31,6 +32,11 @@ import { staticAssets } from '../views/static'
 export const ROOT_DIR = join(import.meta.dir, '..')
 /** A readiness probe answers within this, database or not. */
 export const HEALTH_CHECK_TIMEOUT_MS = 3_000
+/**
+ * The settings admins change at run time (spec 3, Configuration). It is the clinical service's table, named here
+ * because the shared mailer reads the SMTP settings stored in it as well (RUNTIME.md, Mail).
+ */
+export const SETTINGS_TABLE = 'clinical.app_config'
 
 export interface BootOptions {
   log?: Logger
@@ -39,6 +45,8 @@ export interface BootOptions {
   pgliteTemplate?: Blob
   now?: () => number
   jobs?: Partial<JobsOptions>
+  /** Lifetime of the settings cache (default SETTINGS_TTL_MS; 0 reads the table each time, for benchmarks). */
+  settingsTtlMs?: number
 }
 
 export interface Booted {
@@ -75,6 +83,10 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     workers: config.workers, leaseMs: config.jobLeaseMs, heartbeatMs: config.jobHeartbeatMs, ...opts.jobs,
   })
   const now = opts.now ?? Date.now
+  const crypto = createCrypto(config.encryptionKey)
+  const settings = createSettingsCache(db, { table: SETTINGS_TABLE, ttlMs: opts.settingsTtlMs ?? SETTINGS_TTL_MS })
+  // Read once now, so `mail.configured` knows about stored SMTP settings from the first request on.
+  await settings.all().catch((err) => log.warn({ err }, 'the settings table could not be read at start-up'))
   const core: Core = {
     id: nextCoreId++,
     config,
@@ -83,9 +95,10 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     jobs,
     kv: createKv(db),
     rateLimit: createRateLimiter(db, now),
-    mail: createMailer(config.mail, log),
+    mail: createMailer(config.mail, log, { stored: storedSmtpSettings(settings, crypto, log) }),
+    settings,
     metrics: createMetrics(),
-    crypto: createCrypto(config.encryptionKey),
+    crypto,
     ai: createAi(config, log),
     vectors,
     storage: createStorage(config),

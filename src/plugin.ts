@@ -10,6 +10,7 @@ import type { Logger } from './core/log'
 import type { Mailer } from './core/mail'
 import type { Metrics } from './core/metrics'
 import type { RateLimiter } from './core/ratelimit'
+import type { SettingsCache } from './core/settings'
 import type { Storage } from './core/storage'
 import type { Vectors } from './core/vectors'
 
@@ -29,7 +30,14 @@ export interface Core {
   readonly jobs: Jobs
   readonly kv: Kv
   readonly rateLimit: RateLimiter
+  /** The environment's mail transport, or else the SMTP settings stored in `settings`. */
   readonly mail: Mailer
+  /**
+   * The settings admins change at run time (the key-value table the composition root names), read through one
+   * short-lived cache: a write in this process is seen at once (invalidate after commit), another process's within
+   * SETTINGS_TTL_MS. Shared by the transaction-bound Core; read the table itself inside a transaction.
+   */
+  readonly settings: SettingsCache
   readonly metrics: Metrics
   readonly crypto: Crypto
   readonly ai: Ai

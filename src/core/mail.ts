@@ -1,8 +1,13 @@
 // One send(message) API over SMTP (nodemailer), Resend, or the log (no mail configured: the message,
-// with its links, goes to the server log so an operator can still act; RUNTIME.md, Mail).
+// with its links, goes to the server log so an operator can still act; RUNTIME.md, Mail). The transport is the
+// environment's (SMTP_*, RESEND_API_KEY) when it names one; otherwise the SMTP settings an admin stored in the
+// settings table (spec 3, PUT /api/admin/config/smtp), read through the settings cache at each send. The
+// environment wins, so a deployment's own mail settings cannot be replaced from the web console.
 import nodemailer from 'nodemailer'
 import type { MailConfig } from '../config'
+import type { Crypto } from './crypto'
 import type { Logger } from './log'
+import type { SettingsCache } from './settings'
 import { withTimeout } from './timeout'
 
 export interface MailMessage {
@@ -12,12 +17,95 @@ export interface MailMessage {
   html?: string
 }
 
+/** Where the transport's settings come from: the environment, the settings table, or nowhere (the log). */
+export type MailSource = 'env' | 'database' | 'none'
+
+export interface MailStatus {
+  configured: boolean
+  source: MailSource
+  transport: MailConfig['transport']
+  host: string
+  port: string
+  user: string
+  from: string
+  /** SMTP settings are stored in the table but the environment's transport is used instead. */
+  storedIgnored: boolean
+}
+
+export interface MailTestResult {
+  delivered: boolean
+  source: MailSource
+  /** What happened; on failure the transport's own message with every credential of the transport removed. */
+  message: string
+}
+
 export interface Mailer {
-  /** True when a real transport (SMTP or Resend) is configured. */
+  /**
+   * True when a real transport (SMTP or Resend) is configured: the environment's, or SMTP settings in the table as
+   * the settings cache last read them (synchronous, so a path that has just read settings gets a fresh answer).
+   */
   readonly configured: boolean
   readonly transport: MailConfig['transport']
   send(message: MailMessage): Promise<void>
+  /** The transport a send would use now, without its password. */
+  status(): Promise<MailStatus>
+  /** Sends at once through the current transport and reports the outcome instead of throwing (the admin's test mail). */
+  sendTest(message: MailMessage): Promise<MailTestResult>
   close(): void
+}
+
+/** SMTP settings stored in the settings table (spec 3, Mail settings). */
+export interface SmtpSettings {
+  host: string
+  port: number
+  user: string
+  pass: string
+  from: string
+  secure: boolean
+}
+
+/** Their keys in the settings table; the password is sealed there with DATA_ENCRYPTION_KEY. */
+export const SMTP_KEYS = {
+  host: 'smtp.host', port: 'smtp.port', user: 'smtp.user', pass: 'smtp.pass', from: 'smtp.from', secure: 'smtp.secure',
+} as const
+export const SMTP_DEFAULT_PORT = 587
+
+/** The SMTP settings of the settings table, as the mailer reads them. */
+export interface StoredSmtpSettings {
+  /** The settings (at most the cache's TTL old), or null when no host is stored. */
+  read(): Promise<SmtpSettings | null>
+  /** Whether a host is stored, from the cache's last snapshot, without waiting. */
+  isSet(): boolean
+}
+
+export function storedSmtpSettings(settings: SettingsCache, crypto: Crypto, log: Logger): StoredSmtpSettings {
+  const keys = Object.values(SMTP_KEYS)
+  const open = (value: string) => {
+    if (!crypto.isSealedText(value)) return value
+    try {
+      return crypto.openText(value)
+    } catch (err) {
+      log.error({ err, key: SMTP_KEYS.pass }, 'the stored SMTP password could not be opened (was DATA_ENCRYPTION_KEY changed?)')
+      return ''
+    }
+  }
+  return {
+    async read() {
+      const v = await settings.getMany(keys)
+      const host = v[SMTP_KEYS.host]?.trim()
+      if (!host) return null
+      const port = Number(v[SMTP_KEYS.port])
+      return {
+        host,
+        port: Number.isInteger(port) && port >= 1 && port <= 65535 ? port : SMTP_DEFAULT_PORT,
+        user: v[SMTP_KEYS.user]?.trim() ?? '',
+        pass: open(v[SMTP_KEYS.pass] ?? ''),
+        from: v[SMTP_KEYS.from]?.trim() ?? '',
+        secure: v[SMTP_KEYS.secure] === 'true',
+      }
+    },
+    isSet: () => Boolean(settings.peek()?.get(SMTP_KEYS.host)?.trim()),
+  }
 }
 
 export const MAIL_TIMEOUT_MS = 15_000
@@ -42,50 +130,142 @@ export function mailQuote(text: string, max = MAIL_QUOTE_MAX): string {
 /** Text for an HTML part: quoted as above, then escaped. */
 export const mailHtml = (text: string, max = MAIL_QUOTE_MAX): string => Bun.escapeHTML(mailQuote(text, max))
 
-export function createMailer(config: MailConfig, log: Logger): Mailer {
-  if (config.transport === 'smtp') {
-    const transporter = nodemailer.createTransport({
-      host: config.host,
-      port: config.port,
-      secure: config.secure,
-      auth: config.user ? { user: config.user, pass: config.pass ?? '' } : undefined,
-      connectionTimeout: MAIL_TIMEOUT_MS,
-      greetingTimeout: MAIL_TIMEOUT_MS,
-      socketTimeout: MAIL_TIMEOUT_MS,
-      // A local relay without TLS is common in clinics; TLS is used when the server offers it.
-      tls: { rejectUnauthorized: !config.host.match(/^(localhost|127\.|::1)/) },
-    })
-    return {
-      configured: true,
-      transport: 'smtp',
-      async send(m) {
-        await transporter.sendMail({ from: config.from, to: m.to, subject: m.subject, text: m.text, html: m.html })
-      },
-      close: () => transporter.close(),
-    }
-  }
-  if (config.transport === 'resend') {
-    return {
-      configured: true,
-      transport: 'resend',
-      async send(m) {
-        const { Resend } = await import('resend')
-        const resend = new Resend(config.apiKey, config.baseUrl ? { baseUrl: config.baseUrl } : undefined)
-        const result = await withTimeout(
-          resend.emails.send({ from: config.from, to: m.to, subject: m.subject, text: m.text, html: m.html }),
-          MAIL_TIMEOUT_MS, 'mail send',
-        )
-        if (result.error) throw new Error(`resend: ${result.error.message}`)
-      },
-      close: () => {},
-    }
-  }
+
+/** The most characters of a transport's error message a test mail reports. */
+export const MAIL_ERROR_MAX = 300
+const REDACTED = '[redacted]'
+
+/** One transport as the mailer uses it. */
+interface Transport {
+  source: 'env' | 'database'
+  kind: 'smtp' | 'resend'
+  host: string
+  port: string
+  user: string
+  from: string
+  /** Never shown: the password or key, and the encodings an SMTP exchange carries it in (AUTH PLAIN and LOGIN). */
+  secrets: string[]
+  send(m: MailMessage): Promise<void>
+  close(): void
+}
+
+const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64')
+
+function credentialForms(user: string, pass: string): string[] {
+  if (!pass) return []
+  const forms = [pass, base64(pass), base64(`\u0000${user}\u0000${pass}`), base64(`${user}\u0000${pass}`), encodeURIComponent(pass)]
+  return [...new Set(forms)].sort((a, b) => b.length - a.length)
+}
+
+/** An error's message on one line, at most MAIL_ERROR_MAX characters, with each secret replaced. */
+export function mailErrorMessage(err: unknown, secrets: readonly string[]): string {
+  let text = err instanceof Error ? err.message : String(err)
+  for (const secret of secrets) if (secret) text = text.split(secret).join(REDACTED)
+  text = text.replace(/\s+/g, ' ').trim() || 'unknown error'
+  return text.length <= MAIL_ERROR_MAX ? text : `${text.slice(0, MAIL_ERROR_MAX - 1)}…`
+}
+
+function smtpTransport(source: Transport['source'], s: { host: string; port: number; user?: string; pass?: string; from: string; secure: boolean }): Transport {
+  const transporter = nodemailer.createTransport({
+    host: s.host,
+    port: s.port,
+    secure: s.secure,
+    auth: s.user ? { user: s.user, pass: s.pass ?? '' } : undefined,
+    connectionTimeout: MAIL_TIMEOUT_MS,
+    greetingTimeout: MAIL_TIMEOUT_MS,
+    socketTimeout: MAIL_TIMEOUT_MS,
+    // A local relay without TLS is common in clinics; TLS is used when the server offers it.
+    tls: { rejectUnauthorized: !s.host.match(/^(localhost|127\.|::1)/) },
+  })
   return {
-    configured: false,
-    transport: 'log',
+    source, kind: 'smtp', host: s.host, port: String(s.port), user: s.user ?? '', from: s.from,
+    secrets: credentialForms(s.user ?? '', s.pass ?? ''),
     async send(m) {
-      log.info({ mail: { to: m.to, subject: m.subject, text: m.text } }, 'mail not configured: message written to the log')
+      await transporter.sendMail({ from: s.from, to: m.to, subject: m.subject, text: m.text, html: m.html })
+    },
+    close: () => transporter.close(),
+  }
+}
+
+function resendTransport(config: Extract<MailConfig, { transport: 'resend' }>): Transport {
+  const api = new URL(config.baseUrl ?? 'https://api.resend.com')
+  return {
+    source: 'env', kind: 'resend', host: api.hostname, port: api.port || (api.protocol === 'http:' ? '80' : '443'), user: '', from: config.from,
+    secrets: [config.apiKey],
+    async send(m) {
+      const { Resend } = await import('resend')
+      const resend = new Resend(config.apiKey, config.baseUrl ? { baseUrl: config.baseUrl } : undefined)
+      const result = await withTimeout(
+        resend.emails.send({ from: config.from, to: m.to, subject: m.subject, text: m.text, html: m.html }),
+        MAIL_TIMEOUT_MS, 'mail send',
+      )
+      if (result.error) throw new Error(`resend: ${result.error.message}`)
     },
     close: () => {},
+  }
+}
+
+/** `stored`: the SMTP settings of the settings table, used while the environment names no transport. */
+export function createMailer(config: MailConfig, log: Logger, opts: { stored?: StoredSmtpSettings } = {}): Mailer {
+  const fromEnv = config.transport === 'smtp' ? smtpTransport('env', config) : config.transport === 'resend' ? resendTransport(config) : null
+  // One nodemailer transport per distinct stored settings: a change replaces it at the next send.
+  let fromTable: { settings: string; transport: Transport } | null = null
+  const storedTransport = (s: SmtpSettings): Transport => {
+    const key = JSON.stringify(s)
+    if (fromTable?.settings !== key) {
+      fromTable?.transport.close()
+      fromTable = { settings: key, transport: smtpTransport('database', { ...s, user: s.user || undefined, from: s.from || config.from }) }
+    }
+    return fromTable.transport
+  }
+  const current = async (): Promise<Transport | null> => {
+    if (fromEnv) return fromEnv
+    const stored = await opts.stored?.read()
+    return stored ? storedTransport(stored) : null
+  }
+  const deliver = async (transport: Transport | null, m: MailMessage) => {
+    if (transport) return transport.send(m)
+    log.info({ mail: { to: m.to, subject: m.subject, text: m.text } }, 'mail not configured: message written to the log')
+  }
+
+  return {
+    get configured() {
+      return fromEnv !== null || (opts.stored?.isSet() ?? false)
+    },
+    get transport() {
+      return fromEnv?.kind ?? (opts.stored?.isSet() ? 'smtp' : 'log')
+    },
+    async send(m) {
+      const transport = await current()
+      try {
+        await deliver(transport, m)
+      } catch (err) {
+        // A server may quote what it was sent: the error that reaches logs carries no credential.
+        throw new Error(`mail send failed: ${mailErrorMessage(err, transport?.secrets ?? [])}`)
+      }
+    },
+    async status() {
+      const transport = await current()
+      const storedIgnored = fromEnv !== null && (await opts.stored?.read()) != null
+      if (!transport) return { configured: false, source: 'none', transport: 'log', host: '', port: '', user: '', from: '', storedIgnored }
+      const { source, kind, host, port, user, from } = transport
+      return { configured: true, source, transport: kind, host, port, user, from, storedIgnored }
+    },
+    async sendTest(m) {
+      const transport = await current()
+      if (!transport) {
+        return { delivered: false, source: 'none', message: 'Mail sending is not configured: set SMTP_* (or RESEND_API_KEY) in the environment, or store SMTP settings' }
+      }
+      try {
+        await transport.send(m)
+        return { delivered: true, source: transport.source, message: `Test email sent to ${m.to} through ${transport.kind === 'smtp' ? `${transport.host}:${transport.port}` : 'Resend'}` }
+      } catch (err) {
+        return { delivered: false, source: transport.source, message: `The mail server refused or could not be reached: ${mailErrorMessage(err, transport.secrets)}` }
+      }
+    },
+    close() {
+      fromEnv?.close()
+      fromTable?.transport.close()
+    },
   }
 }

@@ -1,22 +1,51 @@
 // Spec 3, Configuration: the clinical service's key-value settings in clinical.app_config. Values are strings;
-// keys listed in SECRET_KEYS are sealed with DATA_ENCRYPTION_KEY at rest and opened on read.
+// secret keys (SECRET_KEYS, and any key named like a password, secret, API key or token) are sealed with
+// DATA_ENCRYPTION_KEY at rest and opened on read. Reads go through the core's settings cache (core.settings,
+// src/core/settings.ts): hot paths (every generation, every sign-in) cost no query while it is fresh. A write
+// invalidates it once committed; other processes see the write within SETTINGS_TTL_MS.
 import type { Core } from '../../../src/plugin'
 
+export const APP_CONFIG_TABLE = 'clinical.app_config'
 export const REGISTRATION_ENABLED = 'registration_enabled'
 /** Keys whose values are secrets: stored sealed, masked in every response. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set(['oidc.client_secret', 'smtp.pass'])
+/** A key whose last word names a credential (`embeddings.api_key`, `tts.token`) is treated as a secret too. */
+const SECRET_KEY_NAME = /(^|[._])(pass|password|secret|api_?key|token|private_key)$/
+
+export const isSecretKey = (key: string): boolean => SECRET_KEYS.has(key) || SECRET_KEY_NAME.test(key)
+
+/**
+ * The stored values of these keys. Inside a transaction they come from the table itself: a locked
+ * read-modify-write must see the latest commit and its own writes, never a snapshot.
+ */
+async function storedValues(core: Core, keys: readonly string[] | null): Promise<Record<string, string>> {
+  if (!core.inTransaction && core.settings.table === APP_CONFIG_TABLE) {
+    return keys === null ? core.settings.all() : core.settings.getMany(keys)
+  }
+  const rows = keys === null
+    ? await core.db.sql<{ key: string; value: string }>`select key, value from clinical.app_config`
+    : await core.db.sql<{ key: string; value: string }>`
+        select key, value from clinical.app_config where key = any(${keys as string[]}::text[])`
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]))
+}
+
+const opened = (core: Core, values: Record<string, string>) =>
+  Object.fromEntries(Object.entries(values).map(([key, value]) => [key, open(core, key, value)]))
 
 export async function getConfigValues(core: Core, keys: readonly string[]): Promise<Record<string, string>> {
-  const rows = await core.db.sql<{ key: string; value: string }>`
-    select key, value from clinical.app_config where key = any(${keys as string[]}::text[])`
-  return Object.fromEntries(rows.map((r) => [r.key, open(core, r.key, r.value)]))
+  return opened(core, await storedValues(core, keys))
 }
 
 export async function getConfigValue(core: Core, key: string): Promise<string | null> {
   return (await getConfigValues(core, [key]))[key] ?? null
 }
 
-/** Writes every pair in one transaction; a null value deletes the key. */
+/** Every stored pair, secrets opened (callers that show them mask them). */
+export async function allConfigValues(core: Core): Promise<Record<string, string>> {
+  return opened(core, await storedValues(core, null))
+}
+
+/** Writes every pair in one transaction; a null value deletes the key. Readers see it once it has committed. */
 export async function setConfigValues(core: Core, values: Record<string, string | null>): Promise<void> {
   await core.db.transaction(async (tx) => {
     for (const [key, value] of Object.entries(values)) {
@@ -24,12 +53,14 @@ export async function setConfigValues(core: Core, values: Record<string, string 
         await tx.sql`delete from clinical.app_config where key = ${key}`
         continue
       }
-      const stored = SECRET_KEYS.has(key) && value !== '' ? core.crypto.sealText(value) : value
+      const stored = isSecretKey(key) && value !== '' ? core.crypto.sealText(value) : value
       await tx.sql`
         insert into clinical.app_config (key, value, updated_at) values (${key}, ${stored}, ${new Date(core.now()).toISOString()})
         on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at`
     }
   })
+  // Inside a transaction this waits for its commit: invalidating earlier could let a reader cache the old value.
+  await core.afterCommit(() => core.settings.invalidate())
 }
 
 /** spec 3, OIDC settings: the six keys, all strings. */
@@ -69,7 +100,7 @@ export async function registrationEnabled(core: Core): Promise<boolean> {
 }
 
 function open(core: Core, key: string, value: string): string {
-  if (!SECRET_KEYS.has(key) || !core.crypto.isSealedText(value)) return value
+  if (!isSecretKey(key) || !core.crypto.isSealedText(value)) return value
   try {
     return core.crypto.openText(value)
   } catch (err) {

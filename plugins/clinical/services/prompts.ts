@@ -1,7 +1,9 @@
 // The prompt templates of note generation, one per endpoint plus the shared system prompt, each under a
 // `prompt.*` configuration key (the admin's prompt routes list, edit and reset the same keys). An override in
-// clinical.app_config wins over the default written here. Placeholders are `{{field}}`, named after the request
-// fields; they are filled in one pass, so text a clinician sends is never read as a placeholder.
+// clinical.app_config wins over the default written here; it is read through the settings cache, so the next
+// generation uses it at once in this process and within SETTINGS_TTL_MS in every other one. Placeholders are
+// `{{field}}`, named after the request fields; they are filled in one pass, so text a clinician sends is never read
+// as a placeholder.
 import type { Core } from '../../../src/plugin'
 import { getConfigValue, getConfigValues, setConfigValues } from './app-config'
 
@@ -242,6 +244,31 @@ export function templateIn(values: Readonly<Record<string, string>>, key: Prompt
 export async function currentPrompts(core: Core): Promise<Record<PromptKey, string>> {
   const overrides = await getConfigValues(core, promptKeys)
   return Object.fromEntries(promptKeys.map((k) => [k, templateIn(overrides, k)])) as Record<PromptKey, string>
+}
+
+/** The longest template an admin can store, in characters (the defaults are under 2,000). */
+export const PROMPT_MAX_CHARS = 20_000
+
+export interface PromptEntry {
+  key: PromptKey
+  /** What generation uses now: the override when there is one, else the default. */
+  value: string
+  default: string
+  /** The admin's stored template, or null. */
+  override: string | null
+}
+
+/** Every prompt key generation reads, with its default and the admin's override (one settings read). */
+export async function listPrompts(core: Core): Promise<PromptEntry[]> {
+  const overrides = await getConfigValues(core, promptKeys)
+  return promptKeys.map((key) => ({
+    key, value: templateIn(overrides, key), default: PROMPT_DEFAULTS[key], override: overrides[key]?.trim() ? overrides[key]! : null,
+  }))
+}
+
+/** Stores an override; a blank template removes it (generation would use the default anyway). */
+export async function savePrompt(core: Core, key: PromptKey, template: string): Promise<void> {
+  await setConfigValues(core, { [key]: template.trim() === '' ? null : template })
 }
 
 /** Restores a prompt's default (removes the override). */
