@@ -1,5 +1,5 @@
 // The request envelope as named Elysia plugins each service's app `.use()`s (src/app.ts builds both apps):
-// - observe: one JSON log line and the Prometheus figures per request;
+// - observe: one JSON log line, the Prometheus figures and the API log's figures per request;
 // - hardening: the CSP and hardening headers on every response (src/security.ts decides them);
 // - cors and apiRateRule: building blocks a service configures with its own rules (the clinical service's
 //   envelope in plugins/clinical/envelope.ts);
@@ -33,6 +33,8 @@ function statusOf(set: StatusSet, responseValue: unknown): number {
 /** Request log and metrics of one service. First in the chain, so it sees every request the app answers. */
 export function observe(core: Core, service: ServiceStyle) {
   const started = new WeakMap<Request, { at: number; done: (route: string | null, status: number) => void }>()
+  // The API log's figures go to the database from here on (once per boot, whichever service comes first).
+  core.metrics.apiLog.persist(core)
   return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
     .onRequest(({ request }) => {
       started.set(request, { at: performance.now(), done: core.metrics.startRequest(service, request.method) })

@@ -15,3 +15,14 @@ export { storedConnection as webdavConnection } from './services/webdav-export'
 export {
   findUserAccount, listUserAccounts, markEmailVerified, setUserDisabled, type ClinicalUserRow, type UserAccountDetail,
 } from './services/users'
+export { allConfigValues, isSecretKey, OIDC_KEYS } from './services/app-config'
+export { OIDC_SECRET_MASK, readOidcConfig } from './services/oidc'
+export { isPromptKey, listPrompts, PROMPT_MAX_CHARS, promptKeys, resetPrompt, savePrompt, type PromptKey } from './services/prompts'
+export {
+  addCustomModel, discoverModels, MODEL_CATEGORY_MAX, MODEL_ID_MAX, MODEL_ID_PATTERN, MODEL_NAME_MAX, MODELS_CATALOG_KEY, MODELS_DEFAULT_KEY,
+  setDefaultModel, setModelEnabled, type ModelEntry,
+} from './services/models'
+export { USAGE_SUMMARY_DAYS, usageSummary, type UsageSummary } from './services/usage'
+export { recordSignIn, SIGN_IN_OUTCOMES, type ClientKind, type SignInOutcome } from './services/sessions'
+export { countMilestones, listMilestones, seedMilestones, type Milestone } from './services/milestones'
+export { MILESTONE_AGES_MONTHS, MILESTONE_DOMAINS, type MilestoneDomain } from './defaults/milestones'

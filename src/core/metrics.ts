@@ -1,14 +1,47 @@
 // Prometheus registry (prom-client). Names begin with `app_ai_` (spec 3, metrics); requests that match no
-// route are labelled route="unmatched" so label values stay bounded.
+// route are labelled route="unmatched" so label values stay bounded. The same request hook also feeds the API
+// log (core.api_metrics, read by the clinical admin's logs): per route and minute, counts and a latency histogram,
+// held in memory and stored in batches, so a request never waits on the database.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { fragment, joinFragments } from './db'
+import type { Core } from '../plugin'
 
 export const UNMATCHED_ROUTE = 'unmatched'
+
+/** The API log's time bucket: one row per service, route, method and minute. */
+export const API_LOG_BUCKET_S = 60
+/** How often held figures are stored (and at shutdown). */
+export const API_LOG_FLUSH_MS = 5_000
+/** Rows per upsert statement. */
+export const API_LOG_BATCH_ROWS = 200
+/** Buckets held at most while the database is unreachable; beyond it the oldest are dropped. */
+export const API_LOG_HELD_MAX = 20_000
+/**
+ * Upper bounds (ms) of the API log's latency histogram; one more slot counts everything slower. Stored rows hold one
+ * count per slot, so changing the bounds needs a migration of core.api_metrics.
+ */
+export const LATENCY_BOUNDS_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000] as const
+/** Histogram slots: one per bound, then the overflow slot. */
+const LATENCY_SLOTS = LATENCY_BOUNDS_MS.length + 1
+/** Methods stored as they are; anything else is `OTHER`, so a client cannot widen the key. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
+export interface ApiLog {
+  /** Adds one answered request to its route's current bucket (memory only). */
+  record(service: string, method: string, route: string, status: number, ms: number): void
+  /** Starts storing into core.api_metrics every API_LOG_FLUSH_MS and at shutdown; the first call wins. */
+  persist(core: Pick<Core, 'db' | 'log' | 'now' | 'onShutdown'>): void
+  /** Stores what is held now; never throws (a failed batch is held again for the next flush). */
+  flush(): Promise<void>
+}
 
 export interface Metrics {
   readonly registry: Registry
   /** Call when a request starts; the returned function records it when the response is ready. */
   startRequest(service: string, method: string): (route: string | null, status: number) => void
   render(): Promise<string>
+  /** The per-route figures behind the admin's API log. */
+  readonly apiLog: ApiLog
 }
 
 export function createMetrics(): Metrics {
@@ -24,6 +57,7 @@ export function createMetrics(): Metrics {
     registers: [registry],
   })
   const inFlight = new Gauge({ name: 'app_ai_http_requests_in_flight', help: 'HTTP requests being served', labelNames: ['service'], registers: [registry] })
+  const apiLog = createApiLog()
   return {
     registry,
     startRequest(service, method) {
@@ -32,10 +66,160 @@ export function createMetrics(): Metrics {
       return (route, status) => {
         inFlight.dec({ service })
         const labels = { service, method, route: route ?? UNMATCHED_ROUTE, status: String(status) }
+        const ms = performance.now() - started
         requests.inc(labels)
-        duration.observe(labels, (performance.now() - started) / 1000)
+        duration.observe(labels, ms / 1000)
+        apiLog.record(service, method, labels.route, status, ms)
       }
     },
     render: () => registry.metrics(),
+    apiLog,
+  }
+}
+
+/** The histogram slot of a latency: the first bound it does not exceed, else the last (overflow) slot. */
+export function latencySlot(ms: number): number {
+  const i = LATENCY_BOUNDS_MS.findIndex((bound) => ms <= bound)
+  return i === -1 ? LATENCY_BOUNDS_MS.length : i
+}
+
+/**
+ * The q-quantile (0..1) of a histogram of LATENCY_BOUNDS_MS slots, interpolated linearly inside its slot (as
+ * Prometheus' histogram_quantile does); the overflow slot answers the highest bound. null for an empty histogram.
+ */
+export function latencyPercentile(counts: readonly number[], q: number): number | null {
+  const total = counts.reduce((a, b) => a + b, 0)
+  if (total === 0) return null
+  const rank = q * total
+  let seen = 0
+  for (let i = 0; i < counts.length; i++) {
+    const n = counts[i] ?? 0
+    if (n > 0 && seen + n >= rank) {
+      if (i >= LATENCY_BOUNDS_MS.length) return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1]!
+      const lower = i === 0 ? 0 : LATENCY_BOUNDS_MS[i - 1]!
+      return lower + (LATENCY_BOUNDS_MS[i]! - lower) * ((rank - seen) / n)
+    }
+    seen += n
+  }
+  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1]!
+}
+
+interface Bucket {
+  service: string
+  route: string
+  method: string
+  startMs: number
+  requests: number
+  clientErrors: number
+  serverErrors: number
+  durationMs: number
+  latency: number[]
+}
+
+const keyOf = (b: Pick<Bucket, 'service' | 'route' | 'method' | 'startMs'>) => `${b.service}\u0000${b.method}\u0000${b.route}\u0000${b.startMs}`
+
+/** Adds `from` into `into` (both the same key). */
+function addInto(into: Bucket, from: Bucket) {
+  into.requests += from.requests
+  into.clientErrors += from.clientErrors
+  into.serverErrors += from.serverErrors
+  into.durationMs += from.durationMs
+  from.latency.forEach((n, i) => (into.latency[i]! += n))
+}
+
+function createApiLog(): ApiLog {
+  let held = new Map<string, Bucket>()
+  let core: Pick<Core, 'db' | 'log' | 'now' | 'onShutdown'> | null = null
+  let timer: ReturnType<typeof setTimeout> | null = null
+  let chain: Promise<void> = Promise.resolve()
+  let closed = false
+
+  const hold = (bucket: Bucket) => {
+    const key = keyOf(bucket)
+    const existing = held.get(key)
+    if (existing) addInto(existing, bucket)
+    else held.set(key, bucket)
+    // Map order is insertion order: the first keys are the oldest buckets.
+    for (const oldest of held.keys()) {
+      if (held.size <= API_LOG_HELD_MAX) break
+      held.delete(oldest)
+    }
+  }
+
+  const schedule = () => {
+    if (timer || closed || !core || held.size === 0) return
+    timer = setTimeout(() => {
+      timer = null
+      void flush()
+    }, API_LOG_FLUSH_MS)
+    timer.unref?.()
+  }
+
+  // Additive upsert: several processes (or a retried batch) add into the same row, never overwrite it.
+  const upsert = (target: NonNullable<typeof core>, rows: Bucket[]) => target.db.sql`
+    insert into core.api_metrics (service, route, method, bucket_start, requests, client_errors, server_errors, duration_ms, latency_counts)
+    values ${joinFragments(rows.map((b) => fragment`(${b.service}, ${b.route}, ${b.method}, ${new Date(b.startMs).toISOString()}::timestamptz,
+      ${b.requests}::integer, ${b.clientErrors}::integer, ${b.serverErrors}::integer, ${b.durationMs}::float8,
+      ${`{${b.latency.join(',')}}`}::integer[])`), ',')}
+    on conflict (service, bucket_start, route, method) do update set
+      requests = core.api_metrics.requests + excluded.requests,
+      client_errors = core.api_metrics.client_errors + excluded.client_errors,
+      server_errors = core.api_metrics.server_errors + excluded.server_errors,
+      duration_ms = core.api_metrics.duration_ms + excluded.duration_ms,
+      latency_counts = (select array_agg(coalesce(a, 0) + coalesce(b, 0) order by i)
+                        from unnest(core.api_metrics.latency_counts, excluded.latency_counts) with ordinality as u(a, b, i))`
+
+  const drain = async () => {
+    const target = core
+    if (!target || held.size === 0) return
+    const rows = [...held.values()]
+    held = new Map()
+    for (let i = 0; i < rows.length; i += API_LOG_BATCH_ROWS) {
+      const batch = rows.slice(i, i + API_LOG_BATCH_ROWS)
+      try {
+        await upsert(target, batch)
+      } catch (err) {
+        target.log.warn({ err, buckets: rows.length - i }, 'api log: figures not stored, held for the next flush')
+        for (const b of rows.slice(i)) hold(b)
+        return
+      }
+    }
+  }
+
+  const flush = (): Promise<void> => {
+    if (timer) {
+      clearTimeout(timer)
+      timer = null
+    }
+    chain = chain.then(drain).catch(() => {}).finally(schedule)
+    return chain
+  }
+
+  return {
+    record(service, method, route, status, ms) {
+      if (closed) return
+      const now = core ? core.now() : Date.now()
+      const bucketMs = API_LOG_BUCKET_S * 1000
+      const latency = new Array<number>(LATENCY_SLOTS).fill(0)
+      latency[latencySlot(ms)] = 1
+      hold({
+        service, route, method: KNOWN_METHODS.has(method) ? method : 'OTHER',
+        startMs: Math.floor(now / bucketMs) * bucketMs,
+        requests: 1, clientErrors: status >= 400 && status < 500 ? 1 : 0, serverErrors: status >= 500 ? 1 : 0,
+        durationMs: Number.isFinite(ms) ? Math.max(0, ms) : 0, latency,
+      })
+      schedule()
+    },
+    persist(target) {
+      if (core) return
+      core = target
+      target.onShutdown(async () => {
+        await flush()
+        closed = true
+        if (timer) clearTimeout(timer)
+      })
+      schedule()
+    },
+    flush,
   }
 }

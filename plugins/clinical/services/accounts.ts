@@ -13,7 +13,7 @@ import type { Core } from '../../../src/plugin'
 import type { AuditWriter } from '../audit'
 import type { ProfileUser, RegisterBody, SessionUser } from '../models/accounts'
 import { oidcSettings, registrationEnabled } from './app-config'
-import { endSession, endUserSessions, startSession, type Caller, type StartedSession } from './sessions'
+import { endSession, endUserSessions, recordSignIn, startSession, type Caller, type StartedSession } from './sessions'
 import { verifyLoginCode } from './two-factor'
 import { markEmailVerified, toClinicalUser, toSessionUser, USER_COLUMNS, type ClinicalUserRow } from './users'
 
@@ -174,29 +174,34 @@ export async function login(core: Core, audit: AuditWriter, input: LoginInput, c
   const email = normaliseEmail(input.email)
   const [user] = await core.db.sql<ClinicalUserRow & { password_hash: string }>`
     select ${rawColumns}, password_hash from clinical.users where lower(email) = ${email}`
-  const fail = (reason: string, action: 'login_failed' | 'login_blocked' = 'login_failed') => {
+  const fail = async (reason: string, action: 'login_failed' | 'login_blocked' = 'login_failed') => {
     audit.write({ action, userId: user?.id ?? null, ip, details: { reason, email } })
+    await recordSignIn(core, caller, { userId: user?.id ?? null, email, outcome: action === 'login_failed' ? 'failed' : 'blocked', reason })
     return HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
+  }
+  const refuse = async (reason: string) => {
+    audit.write({ action: 'login_blocked', userId: user!.id, ip, details: { reason } })
+    await recordSignIn(core, caller, { userId: user!.id, email, outcome: 'blocked', reason })
   }
   if (!user) {
     await verifyDummyPassword(input.password)
-    throw fail('unknown_email')
+    throw await fail('unknown_email')
   }
-  if (!(await verifyPassword(input.password, user.password_hash))) throw fail('wrong_password')
-  if (user.disabled) throw fail('disabled', 'login_blocked')
+  if (!(await verifyPassword(input.password, user.password_hash))) throw await fail('wrong_password')
+  if (user.disabled) throw await fail('disabled', 'login_blocked')
   if (!user.email_verified) {
-    audit.write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'email_not_verified' } })
+    await refuse('email_not_verified')
     throw HttpError.forbidden('email_not_verified', MESSAGES.notVerified)
   }
   if (user.role !== 'admin' && (await oidcSettings(core)).disableLocalAuth) {
-    audit.write({ action: 'login_blocked', userId: user.id, ip, details: { reason: 'local_auth_disabled' } })
+    await refuse('local_auth_disabled')
     throw HttpError.forbidden('local_auth_disabled', MESSAGES.localAuthDisabled)
   }
   if (user.totp_enabled) {
     if (!input.totpCode?.trim() && !input.backupCode?.trim()) {
       return { kind: 'requires_2fa', pendingToken: await pendingTwoFactorToken(core, user.id) }
     }
-    await secondFactor(core, audit, user.id, input, ip)
+    await secondFactor(core, audit, user, input, caller)
   }
   // spec 2, passwords: an older hash (bcrypt) is replaced by argon2id after a successful login, second factor included.
   if (needsRehash(user.password_hash)) {
@@ -205,9 +210,14 @@ export async function login(core: Core, audit: AuditWriter, input: LoginInput, c
   return { kind: 'signed_in', ...(await signedIn(core, audit, user, caller, 'login')) }
 }
 
-async function secondFactor(core: Core, audit: AuditWriter, userId: number, input: Pick<LoginInput, 'totpCode' | 'backupCode'>, ip: string) {
-  if (!(await verifyLoginCode(core, audit, userId, input, ip))) {
-    audit.write({ action: 'login_failed', userId, ip, details: { reason: 'invalid_2fa_code' } })
+async function secondFactor(
+  core: Core, audit: AuditWriter, user: Pick<ClinicalUserRow, 'id' | 'email'>, input: Pick<LoginInput, 'totpCode' | 'backupCode'>,
+  caller: Pick<Caller, 'ip' | 'client'>,
+) {
+  const { ip } = caller
+  if (!(await verifyLoginCode(core, audit, user.id, input, ip))) {
+    audit.write({ action: 'login_failed', userId: user.id, ip, details: { reason: 'invalid_2fa_code' } })
+    await recordSignIn(core, caller, { userId: user.id, email: user.email, outcome: 'failed', reason: 'invalid_2fa_code' })
     throw HttpError.unauthorized('invalid_2fa_code', MESSAGES.invalidCode)
   }
 }
@@ -222,8 +232,9 @@ export async function completeTwoFactorLogin(core: Core, audit: AuditWriter, pen
   const userId = Number(claims?.sub)
   if (!claims || !Number.isSafeInteger(userId)) throw HttpError.unauthorized('sign_in_expired', 'The sign-in expired: enter your email and password again')
   const [user] = await core.db.sql<ClinicalUserRow>`select ${rawColumns} from clinical.users where id = ${userId}`
+  if (user?.disabled) await recordSignIn(core, caller, { userId: user.id, email: user.email, outcome: 'blocked', reason: 'disabled' })
   if (!user || user.disabled) throw HttpError.unauthorized('invalid_credentials', MESSAGES.invalidCredentials)
-  await secondFactor(core, audit, user.id, { totpCode: code }, caller.ip)
+  await secondFactor(core, audit, user, { totpCode: code }, caller)
   return signedIn(core, audit, user, caller, 'login')
 }
 
@@ -236,6 +247,7 @@ export async function signedIn(
   await core.db.sql`update clinical.users set last_login = ${new Date(core.now()).toISOString()} where id = ${user.id}`
   if (action !== 'register') {
     audit.write({ action, userId: user.id, ip: caller.ip, details: { client: session.client, sessionId: session.sessionId } })
+    await recordSignIn(core, caller, { userId: user.id, email: user.email, outcome: action === 'login' ? 'success' : 'oidc' })
   }
   return { ...session, user: toSessionUser(user) }
 }

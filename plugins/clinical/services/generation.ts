@@ -8,6 +8,7 @@ import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import { getConfigValues } from './app-config'
 import { memoryContext } from './memories'
+import { expectedMilestonesBlock, milestoneAgeGroup, milestonesForAge } from './milestones'
 import { MODEL_CONFIG_KEYS, resolveModelIn } from './models'
 import { fillTemplate, templateIn, type PromptKey } from './prompts'
 import { recordUsage } from './usage'
@@ -83,16 +84,28 @@ export const GENERATION_TEMPERATURE = 0.2
 export async function prepareGeneration(core: Core, kind: GenerationKind, userId: number, body: GenerationRequest): Promise<PreparedGeneration> {
   if (!core.ai.configured) throw aiNotConfigured('Note generation is unavailable: no AI gateway is configured on this server')
   // The settings in one query, the memories beside it (a request's overhead is mostly these round trips).
-  const [values, saved] = await Promise.all([
+  const [values, saved, expected] = await Promise.all([
     getConfigValues(core, [...MODEL_CONFIG_KEYS, kind.prompt, SYSTEM_PROMPT]),
     memoryContext(core, userId),
+    expectedMilestones(core, kind, body),
   ])
   const model = resolveModelIn(core, values, body.model)
+  const prompt = fillTemplate(templateIn(values, kind.prompt), placeholderValues(kind, body))
   return {
     kind, userId, model,
     system: systemPromptOf(templateIn(values, SYSTEM_PROMPT), saved, body.physicianMemories),
-    prompt: fillTemplate(templateIn(values, kind.prompt), placeholderValues(kind, body)),
+    prompt: expected ? `${prompt}\n\n${expected}` : prompt,
   }
+}
+
+/**
+ * The milestone narrative of a child whose age names a checklist age (`patientAge`, e.g. `9 months`): that age's
+ * milestones from clinical.milestones, as a reference block after the prompt. null for every other generation.
+ */
+async function expectedMilestones(core: Core, kind: GenerationKind, body: GenerationRequest): Promise<string | null> {
+  if (kind.endpoint !== GENERATIONS.milestoneNarrative.endpoint) return null
+  const age = milestoneAgeGroup(body.patientAge)
+  return age === null ? null : expectedMilestonesBlock(age, await milestonesForAge(core, age))
 }
 
 export interface RunOptions {

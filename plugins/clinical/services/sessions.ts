@@ -138,6 +138,36 @@ export async function endUserSessions(core: Core, userId: number, keepToken?: st
   return rows.length
 }
 
+/** spec 3, Logs (access): how a sign-in attempt ended. `oidc` is a successful single sign-on. */
+export const SIGN_IN_OUTCOMES = ['success', 'failed', 'blocked', 'oidc'] as const
+export type SignInOutcome = (typeof SIGN_IN_OUTCOMES)[number]
+/** The longest email an access entry keeps (the longest valid address). */
+export const ACCESS_EMAIL_MAX = 320
+
+export interface SignInAttempt {
+  userId: number | null
+  /** The email as typed (normalised), or the account's. */
+  email: string | null
+  outcome: SignInOutcome
+  /** Why it failed or was refused (`wrong_password`, `disabled`, ...); null on success. */
+  reason?: string | null
+}
+
+/**
+ * Writes the access log entry of a sign-in attempt (clinical.access_log). A failure to write is logged, never thrown:
+ * whether someone signs in does not depend on the log.
+ */
+export async function recordSignIn(core: Core, caller: Pick<Caller, 'ip' | 'client'>, attempt: SignInAttempt): Promise<void> {
+  try {
+    await core.db.sql`
+      insert into clinical.access_log (at, user_id, email, ip_address, client, outcome, reason)
+      values (${new Date(core.now()).toISOString()}, ${attempt.userId}, ${attempt.email?.slice(0, ACCESS_EMAIL_MAX) ?? null},
+              ${caller.ip.slice(0, 100)}, ${caller.client}, ${attempt.outcome}, ${attempt.reason ?? null})`
+  } catch (err) {
+    core.log.warn({ err, outcome: attempt.outcome }, 'access log entry not stored')
+  }
+}
+
 /** Deletes expired rows (a schedule calls it). */
 export async function sweepSessions(core: Core): Promise<number> {
   const rows = await core.db.sql`delete from clinical.user_sessions where expires_at < ${new Date(core.now()).toISOString()} returning id`
