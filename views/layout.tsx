@@ -45,6 +45,8 @@ export interface LayoutProps {
    * `htmx:load` and at once).
    */
   pageScripts?: string[]
+  /** A notice shown above every page's content (the clinical announcement), outside the flash box. */
+  banner?: JSX.Element | string
 }
 
 // htmx 2 swaps 4xx/5xx nothing by default; 422 (a form re-rendered with its messages) must swap.
@@ -58,7 +60,7 @@ const HTMX_CONFIG = JSON.stringify({
   historyCacheSize: 0,
 })
 
-export const Layout = ({ title, base, brand, nav, flash, scripts, pageScripts, children }: PropsWithChildren<LayoutProps>) => (
+export const Layout = ({ title, base, brand, nav, flash, scripts, pageScripts, banner, children }: PropsWithChildren<LayoutProps>) => (
   <>
     {'<!doctype html>'}
     <html lang="en">
@@ -79,6 +81,7 @@ export const Layout = ({ title, base, brand, nav, flash, scripts, pageScripts, c
           <nav>{nav}</nav>
         </header>
         <main>
+          {banner ?? ''}
           <div id="flash" class={flash ? `flash ${flash.kind}` : ''} role="status">{flash ? <span safe>{flash.text}</span> : ''}</div>
           {children}
         </main>

@@ -15,7 +15,9 @@ export { storedConnection as webdavConnection } from './services/webdav-export'
 export {
   findUserAccount, listUserAccounts, markEmailVerified, setUserDisabled, type ClinicalUserRow, type UserAccountDetail,
 } from './services/users'
-export { allConfigValues, isSecretKey, OIDC_KEYS } from './services/app-config'
+export {
+  allConfigValues, ANNOUNCEMENT_KEYS, ANNOUNCEMENT_TYPES, isSecretKey, OIDC_KEYS, readAnnouncement, type AnnouncementSettings, type AnnouncementType,
+} from './services/app-config'
 export { OIDC_SECRET_MASK, readOidcConfig } from './services/oidc'
 export { isPromptKey, listPrompts, PROMPT_MAX_CHARS, promptKeys, resetPrompt, savePrompt, type PromptKey } from './services/prompts'
 export {

@@ -3,6 +3,8 @@
 import { t } from 'elysia'
 import { MODEL_CATEGORY_MAX, MODEL_ID_MAX, MODEL_NAME_MAX, PROMPT_MAX_CHARS } from '../../clinical/exports'
 
+export { ANNOUNCEMENT_TYPES, type AnnouncementType } from '../../clinical/exports'
+
 /** The longest configuration key, in characters. */
 export const CONFIG_KEY_MAX = 100
 /** The longest value PUT /api/admin/config/{key} takes: a prompt template's limit, the largest of any key. */
@@ -15,10 +17,6 @@ export const SMTP_USER_MAX = 254
 export const SMTP_PASS_MAX = 1_000
 export const SMTP_FROM_MAX = 320
 export const TEST_EMAIL_TO_MAX = 254
-
-/** spec 3, Administration objects: Announcement `type`. */
-export const ANNOUNCEMENT_TYPES = ['info', 'warning', 'error', 'success'] as const satisfies ReadonlyArray<Announcement['type']>
-export type AnnouncementType = (typeof ANNOUNCEMENT_TYPES)[number]
 
 export const Announcement = t.Object({
   success: t.Literal(true),

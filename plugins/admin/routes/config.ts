@@ -26,7 +26,7 @@ export const configRoutes = ({ core, clinical: { audit, auth } }: AdminState) =>
   return new Elysia({ prefix: '/api/admin/config' })
     .use(auth)
     .use(bodyLimits)
-    .get('/announcement', () => config.readAnnouncement(core), {
+    .get('/announcement', () => config.announcement(core), {
       auth: 'user', response: Announcement,
       detail: {
         tags, summary: 'The announcement',

@@ -7,12 +7,12 @@ import { SMTP_KEYS } from '../../../src/core/mail'
 import type { RateRule } from '../../../src/core/ratelimit'
 import type { Core } from '../../../src/plugin'
 import {
-  addCustomModel, allConfigValues, discoverModels, getConfigValues, isPromptKey, isSecretKey, listModelEntries, listPrompts,
+  addCustomModel, allConfigValues, ANNOUNCEMENT_KEYS, readAnnouncement, discoverModels, getConfigValues, isPromptKey, isSecretKey, listModelEntries, listPrompts,
   MODELS_DEFAULT_KEY, OIDC_SECRET_MASK, PROMPT_MAX_CHARS, readOidcConfig, REGISTRATION_ENABLED, resetPrompt, savePrompt,
   setConfigValues, setDefaultModel, setModelEnabled, type AuditWriter,
 } from '../../clinical/exports'
 import {
-  ANNOUNCEMENT_TEXT_MAX, ANNOUNCEMENT_TYPES, CONFIG_KEY_MAX, type AdminModelEntry, type Announcement, type AnnouncementType,
+  ANNOUNCEMENT_TEXT_MAX, ANNOUNCEMENT_TYPES, CONFIG_KEY_MAX, type AdminModelEntry, type Announcement,
   type CustomModelBody, type SmtpBody, type SmtpStatus,
 } from '../models/config'
 import type { Actor } from '../service'
@@ -26,8 +26,6 @@ export const CONFIG_KEY_PREFIXES = [
 export const CONFIG_KEY_RULE = `The key must begin with one of ${CONFIG_KEY_PREFIXES.join(', ')} or equal ${REGISTRATION_ENABLED}`
 /** Letters, digits, `_` and `-` in dot-separated words. */
 const KEY_SHAPE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/
-
-export const ANNOUNCEMENT_KEYS = { enabled: 'announcement.enabled', text: 'announcement.text', type: 'announcement.type' } as const
 
 /** Test emails per admin: each one is a real message to any address. */
 export const TEST_EMAIL_RULE: RateRule = {
@@ -48,15 +46,8 @@ const audited = (audit: AuditWriter, actor: Actor, action: string, details: Reco
 export const isAllowedKey = (key: string) => key === REGISTRATION_ENABLED || CONFIG_KEY_PREFIXES.some((p) => key.startsWith(p))
 
 /** spec 3, Announcement: shown to every signed-in user while enabled. */
-export async function readAnnouncement(core: Core): Promise<Announcement> {
-  const v = await getConfigValues(core, Object.values(ANNOUNCEMENT_KEYS))
-  const type = v[ANNOUNCEMENT_KEYS.type] as AnnouncementType | undefined
-  return {
-    success: true,
-    enabled: v[ANNOUNCEMENT_KEYS.enabled] === 'true',
-    text: v[ANNOUNCEMENT_KEYS.text] ?? '',
-    type: type && ANNOUNCEMENT_TYPES.includes(type) ? type : 'info',
-  }
+export async function announcement(core: Core): Promise<Announcement> {
+  return { success: true, ...(await readAnnouncement(core)) }
 }
 
 /** Every stored pair, the keys above with their defaults, and the six OIDC settings; secrets masked. Sorted by key. */

@@ -7,10 +7,11 @@ import { checkSession } from '../guard'
 import { CODE_MAX } from '../models/accounts'
 import type { Authenticated } from '../services/sessions'
 import type { ClinicalUser } from '../services/users'
+import { readAnnouncement, type AnnouncementSettings } from '../services/app-config'
 import type { ClinicalState } from '../state'
 
-/** What a `signedIn: true` page route finds in its context. */
-export type PageSession = { user: ClinicalUser; auth: Authenticated }
+/** What a `signedIn: true` page route finds in its context: the user carries the announcement the page frame shows. */
+export type PageSession = { user: ClinicalUser & { announcement: AnnouncementSettings }; auth: Authenticated }
 
 export const CodeForm = t.Object({ code: t.String({ minLength: 1, maxLength: CODE_MAX }) })
 export const PASSWORDS_DIFFER = 'The two passwords are not the same'
@@ -21,7 +22,10 @@ export const PASSWORDS_DIFFER = 'The two passwords are not the same'
  */
 export async function pageSession({ core, audit }: ClinicalState, request: Request): Promise<{ session: PageSession | null; headers: Record<string, string> }> {
   const { auth, cookie } = await checkSession(core, audit, request)
-  return { session: auth ? { user: auth.user, auth } : null, headers: cookie ? { 'set-cookie': cookie } : {} }
+  const headers: Record<string, string> = cookie ? { 'set-cookie': cookie } : {}
+  if (!auth) return { session: null, headers }
+  // Read through the settings cache: no query on most page views.
+  return { session: { user: { ...auth.user, announcement: await readAnnouncement(core) }, auth }, headers }
 }
 
 /**

@@ -94,6 +94,27 @@ export async function oidcSettings(core: Core): Promise<OidcSettings> {
   }
 }
 
+/** spec 3, Announcement: the banner every signed-in user sees while it is enabled. */
+export const ANNOUNCEMENT_KEYS = { enabled: 'announcement.enabled', text: 'announcement.text', type: 'announcement.type' } as const
+export const ANNOUNCEMENT_TYPES = ['info', 'warning', 'error', 'success'] as const
+export type AnnouncementType = (typeof ANNOUNCEMENT_TYPES)[number]
+export interface AnnouncementSettings {
+  enabled: boolean
+  text: string
+  type: AnnouncementType
+}
+
+/** The announcement as stored (off, empty and `info` by default; an unknown type reads as `info`). */
+export async function readAnnouncement(core: Core): Promise<AnnouncementSettings> {
+  const v = await getConfigValues(core, Object.values(ANNOUNCEMENT_KEYS))
+  const type = v[ANNOUNCEMENT_KEYS.type] as AnnouncementType | undefined
+  return {
+    enabled: v[ANNOUNCEMENT_KEYS.enabled] === 'true',
+    text: v[ANNOUNCEMENT_KEYS.text] ?? '',
+    type: type && ANNOUNCEMENT_TYPES.includes(type) ? type : 'info',
+  }
+}
+
 /** Registration is on unless an admin turned it off (spec 3, POST /api/admin/settings/registration). */
 export async function registrationEnabled(core: Core): Promise<boolean> {
   return (await getConfigValue(core, REGISTRATION_ENABLED)) !== 'false'

@@ -11,11 +11,34 @@ export const BRAND = 'Clinical assistant'
 /** The page scripts of the clinical pages, served from views/static. */
 export const CLINICAL_SCRIPTS = ['clinical.js']
 
-/** The signed-in user as the page frame shows them; the role decides which staff areas the nav names. */
+/** The announcement a signed-in user sees above every page while an admin has it on (spec 3, Announcement). */
+export interface Banner {
+  enabled: boolean
+  text: string
+  type: 'info' | 'warning' | 'error' | 'success'
+}
+
+/**
+ * The signed-in user as the page frame shows them: the role decides which staff areas the nav names, and the
+ * announcement addressed to every signed-in user rides along (the page kit's session reads it).
+ */
 export interface NavUser {
   name: string
   role?: string
+  announcement?: Banner | null
 }
+
+const BANNER_CLASS: Record<Banner['type'], string> = { info: 'info', warning: 'warning', error: 'error', success: 'ok' }
+
+/** The announcement as a page shows it (the admin's live preview uses it too). */
+export const AnnouncementBanner = ({ banner }: { banner: Banner }) => (
+  <section class={`flash announcement ${BANNER_CLASS[banner.type]}`} aria-label="Announcement">
+    <p safe>{banner.text}</p>
+  </section>
+)
+
+const bannerOf = (user?: NavUser | null) =>
+  user?.announcement?.enabled && user.announcement.text.trim() ? <AnnouncementBanner banner={user.announcement} /> : undefined
 
 const isAuthor = (user: NavUser) => user.role === 'moderator' || user.role === 'admin'
 
@@ -56,6 +79,7 @@ export const ClinicalLayout = (p: PropsWithChildren<ClinicalLayoutProps>) => (
     flash={p.flash}
     scripts={CLINICAL_SCRIPTS}
     pageScripts={p.pageScripts}
+    banner={bannerOf(p.user)}
   >
     {p.children}
   </Layout>
