@@ -51,6 +51,7 @@ const SignedInNav = ({ base, user }: { base: string; user: NavUser }) => (
     <a href={`${base}/directory`}>Directory</a>
     <a href={`${base}/learning`}>Learning</a>
     {isAuthor(user) ? <a href={`${base}/studio`}>Studio</a> : ''}
+    {user.role === 'admin' ? <a href={`${base}/admin`}>Admin</a> : ''}
     <a href={`${base}/preferences`}>Preferences</a>
     <a href={`${base}/account`} id="nav-name" safe>{user.name}</a>
     <form action={`${base}/logout`} method="post" data-app-logout>
