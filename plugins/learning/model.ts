@@ -46,6 +46,8 @@ export const REFERENCE_FILE_MAX_BYTES = 5 * 1024 * 1024
 export const REFERENCE_TEXT_MAX = 60_000
 /** A pptx title, and a WebDAV folder path to browse. */
 export const PPTX_TITLE_MAX = 200
+/** Slides of one .pptx export (a deck at SLIDES_MAX could otherwise ask for tens of thousands). */
+export const PPTX_SLIDES_MAX = 500
 export const WEBDAV_PATH_MAX = 1_000
 
 export const CONTENT_TYPES = ['article', 'presentation'] as const
@@ -203,3 +205,112 @@ export const SlidesJson = t.Object({
   slides: t.Array(t.String(), { description: 'One HTML fragment (an `<svg>`) per slide; put them in a `<div class="marpit">`' }),
 }, { title: 'LearningSlides' })
 export type SlidesJson = typeof SlidesJson.static
+
+// ---- authoring (moderators and admins) ---------------------------------------------------------------------
+
+export const IdParams = t.Object({ id: RowId('The category\'s or content\'s id') })
+
+export const Created = t.Object({ success: t.Literal(true), id: t.Integer({ description: 'The new row\'s id' }) }, { title: 'LearningCreated' })
+
+export const AuthorCategory = t.Composite([Category, t.Object({
+  content_count: t.Integer({ minimum: 0, description: 'Every item in the category, published or not' }),
+})], { title: 'LearningAuthorCategory' })
+export type AuthorCategory = typeof AuthorCategory.static
+
+export const AuthorContentListEntry = t.Object({
+  id: t.Integer(),
+  title: t.String(),
+  slug: t.String(),
+  type: ContentTypeSchema,
+  categoryId: t.Integer(),
+  category: t.String({ description: 'The category\'s name' }),
+  published: t.Boolean(),
+  question_count: t.Integer({ minimum: 0 }),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+}, { title: 'LearningAuthorContentListEntry' })
+
+export const AuthorQuestion = t.Object({
+  id: t.Integer(),
+  text: t.String(),
+  options: t.Array(t.Object({ id: t.Integer(), text: t.String(), correct: t.Boolean() })),
+}, { title: 'LearningAuthorQuestion' })
+
+export const AuthorContentRead = t.Object({
+  id: t.Integer(),
+  title: t.String(),
+  slug: t.String(),
+  type: ContentTypeSchema,
+  summary: t.String(),
+  body: t.String({ description: 'Markdown' }),
+  slides: t.Nullable(t.String({ description: 'The slide deck\'s Marp markdown; null: none (a presentation shows its body)' })),
+  categoryId: t.Integer(),
+  category: t.String({ description: 'The category\'s name' }),
+  questions: t.Array(AuthorQuestion, { description: 'The quiz with `correct` on every option; ids renumbered on every write' }),
+  published: t.Boolean(),
+  published_at: t.Nullable(Timestamp('When it was first published')),
+  author_id: t.Nullable(t.Integer({ description: 'The user who created it; null once that account is deleted' })),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+}, { title: 'LearningAuthorContent' })
+
+/** A model id of the catalogue (GET /api/models), as the clinical generation routes take it. */
+const ModelField = t.Optional(t.String({ maxLength: 200, description: 'A model of GET /api/models; the default model when absent or empty' }))
+
+/** ai-generate's body: JSON, or a multipart form with the same fields plus the repeatable file field `files`. */
+export const GenerateBody = t.Object({
+  topic: t.String({ minLength: 1, maxLength: TOPIC_MAX, description: `What to write about: 1 to ${TOPIC_MAX} characters, not only white space` }),
+  type: ContentTypeSchema,
+  model: ModelField,
+  files: t.Optional(t.Array(t.File(), {
+    description: `Multipart only: reference files, the field repeated once per file (at most ${REFERENCE_FILES_MAX}, each at most `
+      + `${REFERENCE_FILE_MAX_BYTES} bytes): PDF (.pdf) with a text layer, or UTF-8 text (.txt, .md)`,
+  })),
+})
+
+/** ai-refine's `body`: an article or a slide deck, so the larger of the two limits. */
+export const REFINE_BODY_MAX = Math.max(BODY_MAX, SLIDES_MAX)
+export const RefineBody = t.Object({
+  body: t.String({ minLength: 1, maxLength: REFINE_BODY_MAX, description: `The markdown to revise (an article or a Marp deck), 1 to ${REFINE_BODY_MAX} characters` }),
+  instructions: t.String({ minLength: 1, maxLength: INSTRUCTIONS_MAX, description: `What to change, 1 to ${INSTRUCTIONS_MAX} characters` }),
+  model: ModelField,
+})
+
+export const AuthoredResponse = t.Object({
+  success: t.Literal(true),
+  content: t.String({ description: 'Markdown: an article, or a Marp deck for `presentation`' }),
+  model: t.String({ description: 'The model that wrote it' }),
+}, { title: 'LearningAuthored' })
+
+export const PreviewSlidesBody = t.Object({
+  markdown: t.String({ maxLength: SLIDES_MAX, description: `Marp markdown, at most ${SLIDES_MAX} characters` }),
+})
+export const SlidesPreview = t.Object({
+  css: t.String({ description: 'The deck\'s stylesheet, scoped to `div.marpit`' }),
+  slides: t.Array(t.String(), { description: 'One HTML fragment (an `<svg>`) per slide; put them in a `<div class="marpit">`' }),
+}, { title: 'LearningSlidesPreview' })
+
+export const PptxBody = t.Object({
+  markdown: t.String({ minLength: 1, maxLength: SLIDES_MAX, description: `Marp markdown, 1 to ${SLIDES_MAX} characters` }),
+  title: t.String({ minLength: 1, maxLength: PPTX_TITLE_MAX, description: `The presentation's title and file name, 1 to ${PPTX_TITLE_MAX} characters` }),
+})
+
+export const WebDavBrowseQuery = t.Object({
+  path: t.Optional(t.String({ maxLength: WEBDAV_PATH_MAX, description: `A folder relative to the connected server's address, default \`/\`; at most ${WEBDAV_PATH_MAX} characters` })),
+})
+
+export const WebDavEntrySchema = t.Object({
+  name: t.String({ description: 'The file or folder name' }),
+  path: t.String({ description: 'Its path relative to the server address (`/` and its folders), usable as the next `path` of a folder' }),
+  type: t.Union([t.Literal('directory'), t.Literal('file')]),
+  size: t.Integer({ minimum: 0, description: 'Bytes; 0 for a folder' }),
+  modified: t.Nullable(Timestamp('The last change (ISO 8601), null when the server does not say')),
+  mime: t.Nullable(t.String({ description: 'The server\'s content type of a file; null for a folder or when the server does not say' })),
+}, { title: 'LearningWebDavEntry' })
+
+export const LearningStatsSchema = t.Object({
+  totalContent: t.Integer({ minimum: 0, description: 'Content items, published or not' }),
+  totalCategories: t.Integer({ minimum: 0 }),
+  totalQuizSubmissions: t.Integer({ minimum: 0, description: 'Every quiz submission of every reader' }),
+  averageScore: t.Number({ minimum: 0, maximum: 100, description: 'The mean of the submissions\' scores as a percentage of their questions (0 to 100, one decimal); 0 without submissions' }),
+}, { title: 'LearningStats' })
