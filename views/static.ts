@@ -1,7 +1,8 @@
 // Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN),
 // uPlot (the learner's chart), the house stylesheet and the page scripts (clinical.js: the clinical pages' sign-out
 // across tabs; player.js: the quiz player's timer and autosave; progress-chart.js: the scores-over-time chart;
-// workspace.js: the clinical workspace's dictation, streamed notes and autosave).
+// workspace.js: the clinical workspace's dictation, streamed notes and autosave; studio.js: the learning studio's
+// editor; slides.js: a deck one slide at a time with the keyboard).
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 
@@ -16,6 +17,9 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'player.js': { file: join(import.meta.dir, 'static', 'player.js'), type: 'text/javascript; charset=utf-8' },
   'progress-chart.js': { file: join(import.meta.dir, 'static', 'progress-chart.js'), type: 'text/javascript; charset=utf-8' },
   'workspace.js': { file: join(import.meta.dir, 'static', 'workspace.js'), type: 'text/javascript; charset=utf-8' },
+  'studio.js': { file: join(import.meta.dir, 'static', 'studio.js'), type: 'text/javascript; charset=utf-8' },
+  'slides.js': { file: join(import.meta.dir, 'static', 'slides.js'), type: 'text/javascript; charset=utf-8' },
+  'admin-charts.js': { file: join(import.meta.dir, 'static', 'admin-charts.js'), type: 'text/javascript; charset=utf-8' },
   'uplot/uPlot.iife.min.js': { file: moduleFile('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uplot/uPlot.min.css': { file: moduleFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
