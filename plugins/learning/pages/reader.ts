@@ -9,7 +9,7 @@ import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
 import { bodyLimits } from '../../../src/envelope'
 import { isFragment } from '../../../views/layout'
-import { FormBody, html } from '../../../views/page'
+import { FormBody, html, redirect } from '../../../views/page'
 import { clinicalPageKit } from '../../clinical/pages/common'
 import type { LearningState } from '../index'
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, FEED_OFFSET_MAX, SEARCH_Q_MAX, SlugParams, type ContentRead, type SubmitQuizBody } from '../model'
@@ -96,6 +96,10 @@ export const readerPages = (state: LearningState) => {
     .get('/learning/read/:slug', async ({ user, params }) =>
       html(ArticlePage({ base, user, content: await reading.readContent(core, user.id, params.slug) })),
     { signedIn: true, params: SlugParams })
+
+    // The quiz form posts; a GET of its address (a reload, a bookmark) shows the article and its quiz.
+    .get('/learning/read/:slug/quiz', ({ params }) => redirect(`${base}/learning/read/${encodeURIComponent(params.slug)}#learn-quiz`),
+      { signedIn: true, params: SlugParams })
 
     // The answer is the page itself (200), not a redirect: the per-question results exist only in this answer (the
     // service records the score and the progress, not which question was right), and the form keeps the choices.
