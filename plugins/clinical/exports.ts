@@ -28,3 +28,6 @@ export { USAGE_SUMMARY_DAYS, usageSummary, type UsageSummary } from './services/
 export { recordSignIn, SIGN_IN_OUTCOMES, type ClientKind, type SignInOutcome } from './services/sessions'
 export { countMilestones, listMilestones, seedMilestones, type Milestone } from './services/milestones'
 export { MILESTONE_AGES_MONTHS, MILESTONE_DOMAINS, type MilestoneDomain } from './defaults/milestones'
+export { listSessions } from './services/sessions'
+export type { SessionListing } from './models/accounts'
+export { OIDC_BUTTON_LABEL_MAX, OIDC_CLIENT_ID_MAX, OIDC_CLIENT_SECRET_MAX, OIDC_ISSUER_MAX, saveOidcConfig, type OidcConfigInput } from './services/oidc'
