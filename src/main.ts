@@ -1,5 +1,6 @@
 // Entry: config -> database -> migrations -> apps -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { boot } from './app'
+import { watchSnapshotRequests } from './core/backup'
 import { ConfigError, loadConfig } from './config'
 import { createLogger, drainLog, flushLog } from './core/log'
 import { MigrationError } from './core/migrate'
@@ -54,6 +55,10 @@ async function main() {
     : null
   booted.core.jobs.start()
   const stopSchedules = startSchedules(booted.core, booted.schedules)
+  // A running server owns its embedded database: it answers scripts/backup.ts with a snapshot (src/core/backup.ts).
+  const snapshots = watchSnapshotRequests({
+    db: booted.core.db, dataDir: config.dataDir, embedded: config.databaseUrl === null, encryptionKey: config.encryptionKey, log,
+  })
   log.info({
     url: `http://${config.host}:${server.port}${config.clinicalBasePath}/`,
     quiz: `http://${config.host}:${server.port}${config.quizBasePath}/`,
@@ -82,6 +87,7 @@ async function main() {
     // A finished request is logged and measured in the immediate after its response (Elysia's after-response
     // hook): let those run before the database closes and the last line is written.
     await new Promise((resolve) => setImmediate(resolve))
+    await snapshots.stop()
     await booted.shutdown()
     clearTimeout(forced)
     log.info('stopped')
