@@ -129,7 +129,7 @@ for (const target of databaseTargets()) {
       clock.now += 60_000 // the page's own request falls in the next minute
 
       const body = await page('/admin/logs')
-      expect(body).toContain('<script src="/static/uplot/uPlot.iife.min.js" defer></script><script src="/static/admin-charts.js" defer></script>')
+      expect(body).toContain('<script src="/static/uplot/uPlot.iife.min.js" defer></script><script src="/static/charts.js" defer></script><script src="/static/admin-charts.js" defer></script>')
       expect(body).toContain('<link rel="stylesheet" href="/static/uplot/uPlot.min.css"/>')
       // no inline script: each one is a file or a JSON block
       for (const tag of body.match(/<script[^>]*>/g) ?? []) expect(tag).toMatch(/ src="|type="application\/json"/)
@@ -294,6 +294,7 @@ for (const target of databaseTargets()) {
         }
       }
       expect(seen).toContain('/admin/milestones/seed')
+      expect(seen).toContain('/static/charts.js')
       expect(seen).toContain('/static/admin-charts.js')
     })
 

@@ -19,7 +19,7 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium'
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']
-/** The first line colour of each scheme in progress-chart.js, as the canvas has it. */
+/** The first line colour of each scheme in charts.js, as the canvas has it. */
 const FIRST_LINE = { light: [0x1d, 0x6f, 0xa5], dark: [0x8c, 0xc4, 0xf2] }
 const SECOND_LINE = { light: [0xb3, 0x26, 0x1e], dark: [0xff, 0x8f, 0x86] }
 
@@ -164,13 +164,13 @@ for (const target of databaseTargets()) {
       const body = await res.text()
       const section = body.slice(body.indexOf('<section id="scores-over-time"'))
       expect(section).toContain('<link rel="stylesheet" href="/quiz/static/uplot/uPlot.min.css"/>')
-      expect(section).toContain('<script src="/quiz/static/uplot/uPlot.iife.min.js" defer></script><script src="/quiz/static/progress-chart.js" defer></script>')
-      // uPlot first, then the script that uses it
+      expect(section).toContain('<script src="/quiz/static/uplot/uPlot.iife.min.js" defer></script><script src="/quiz/static/charts.js" defer></script><script src="/quiz/static/progress-chart.js" defer></script>')
+      // uPlot and the shared chart code first, then the script that uses them
       expect(section.indexOf('uPlot.iife.min.js')).toBeLessThan(section.indexOf('progress-chart.js'))
       const scripts = body.match(/<script\b[^>]*>/g) ?? []
       expect(scripts.length).toBeGreaterThan(3)
       for (const tag of scripts) expect(tag).toMatch(/ src="\/quiz\/static\/[^"]+"| type="application\/json"/)
-      for (const path of ['/quiz/static/uplot/uPlot.iife.min.js', '/quiz/static/progress-chart.js', '/quiz/static/uplot/uPlot.min.css']) {
+      for (const path of ['/quiz/static/uplot/uPlot.iife.min.js', '/quiz/static/charts.js', '/quiz/static/progress-chart.js', '/quiz/static/uplot/uPlot.min.css']) {
         const asset = await t.get(path)
         expect(asset.status).toBe(200)
         expect((await asset.text()).length).toBeGreaterThan(500)

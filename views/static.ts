@@ -19,6 +19,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'workspace.js': { file: join(import.meta.dir, 'static', 'workspace.js'), type: 'text/javascript; charset=utf-8' },
   'studio.js': { file: join(import.meta.dir, 'static', 'studio.js'), type: 'text/javascript; charset=utf-8' },
   'slides.js': { file: join(import.meta.dir, 'static', 'slides.js'), type: 'text/javascript; charset=utf-8' },
+  'charts.js': { file: join(import.meta.dir, 'static', 'charts.js'), type: 'text/javascript; charset=utf-8' },
   'admin-charts.js': { file: join(import.meta.dir, 'static', 'admin-charts.js'), type: 'text/javascript; charset=utf-8' },
   'uplot/uPlot.iife.min.js': { file: moduleFile('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uplot/uPlot.min.css': { file: moduleFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },

@@ -55,7 +55,7 @@ const LOG_PAGES = [
 type LogPage = (typeof LOG_PAGES)[number]['path']
 
 const LogsFrame = (p: { base: string; user: NavUser; title: string; page: LogPage; charts?: boolean; children: JSX.Element | JSX.Element[] }) => (
-  <AdminLayout base={p.base} title={p.title} user={p.user} area="/logs" pageScripts={p.charts ? ['uplot/uPlot.iife.min.js', 'admin-charts.js'] : undefined}>
+  <AdminLayout base={p.base} title={p.title} user={p.user} area="/logs" pageScripts={p.charts ? ['uplot/uPlot.iife.min.js', 'charts.js', 'admin-charts.js'] : undefined}>
     <h1 safe>{p.title}</h1>
     <nav class="actions log-pages" aria-label="Logs">
       {LOG_PAGES.map((l) => <a href={`${p.base}/admin/logs${l.path}`} aria-current={l.path === p.page ? 'page' : undefined}>{l.label}</a>)}

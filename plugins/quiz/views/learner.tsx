@@ -83,6 +83,7 @@ const ScoresOverTime = ({ base, chart }: { base: string; chart: ScoresChart }) =
     {/* Not escaped as HTML on purpose: scriptJson makes the text safe inside the block (see there). */}
     <script type="application/json" id="progress-data">{scriptJson(chart)}</script>
     <script src={`${base}/static/uplot/uPlot.iife.min.js`} defer></script>
+    <script src={`${base}/static/charts.js`} defer></script>
     <script src={`${base}/static/progress-chart.js`} defer></script>
   </section>
 )
