@@ -22,7 +22,8 @@ import { createRateLimiter } from './core/ratelimit'
 import { createSettingsCache, SETTINGS_TTL_MS } from './core/settings'
 import { coreSchedules } from './core/schedule'
 import { createStorage } from './core/storage'
-import { openVectors } from './core/vectors'
+import { openVectors, type Vectors } from './core/vectors'
+import { openPgVectors, PgvectorUnavailable } from './core/vectors-pg'
 import type { Core, PluginDefinition, UsePlugin } from './plugin'
 import type { BoundSchedule } from './core/schedule'
 import { apiDocs, bodyLimitGate, hardening, observe } from './envelope'
@@ -69,7 +70,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
   for (const w of config.warnings) log.warn(w)
   const db = opts.db ?? (await openDb({
     url: config.databaseUrl, dataDir: config.dataDir,
-    poolSize: config.databasePoolSize, pgliteTemplate: opts.pgliteTemplate,
+    poolSize: config.databasePoolSize, pgliteTemplate: opts.pgliteTemplate, vector: config.vectorBackend === 'pgvector',
   }))
   const applied = await migrate(db, [
     { owner: 'core', dir: join(ROOT_DIR, 'sql') },
@@ -77,7 +78,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
   ])
   if (applied.length > 0) log.info({ applied }, 'migrations applied')
 
-  const vectors = await openVectors(config.vectorDir)
+  const vectors = await openVectorIndex(config, db, log)
   const shutdownTasks: Array<() => Promise<void> | void> = []
   const jobs = createJobs(db, log, {
     workers: config.workers, leaseMs: config.jobLeaseMs, heartbeatMs: config.jobHeartbeatMs, ...opts.jobs,
@@ -95,7 +96,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     jobs,
     kv: createKv(db),
     rateLimit: createRateLimiter(db, now),
-    mail: createMailer(config.mail, log, { stored: storedSmtpSettings(settings, crypto, log) }),
+    mail: createMailer(config.mail, log, { stored: storedSmtpSettings(settings, crypto, log), outbox: { db, crypto, now } }),
     settings,
     metrics: createMetrics(),
     crypto,
@@ -221,6 +222,26 @@ function buildApp(
 let nextCoreId = 1
 
 /**
+ * VECTOR_BACKEND: pgvector when asked, or (auto) when the database is a PostgreSQL server with the extension, so
+ * every process shares one index; LanceDB in VECTOR_DIR otherwise. One line at start says which, and why.
+ */
+async function openVectorIndex(config: Readonly<Config>, db: Db, log: Logger): Promise<Vectors> {
+  let reason = `VECTOR_BACKEND=${config.vectorBackend}`
+  if (config.vectorBackend === 'pgvector' || (config.vectorBackend === 'auto' && db.kind === 'postgres')) {
+    try {
+      const vectors = await openPgVectors(db)
+      log.info({ backend: 'pgvector', reason }, 'vector index: pgvector tables in the database (schema vectors)')
+      return vectors
+    } catch (err) {
+      if (config.vectorBackend === 'pgvector' || !(err instanceof PgvectorUnavailable)) throw err
+      reason = err.message
+    }
+  } else if (config.vectorBackend === 'auto') reason = 'the embedded database (PGlite)'
+  log.info({ backend: 'lancedb', dir: config.vectorDir, reason }, 'vector index: LanceDB folder')
+  return openVectors(config.vectorDir)
+}
+
+/**
  * core.transaction: one database transaction and a Core bound to it. Work deferred with afterCommit (inline jobs,
  * waking the workers) runs in order once the commit is done; a rollback drops it.
  */
@@ -232,6 +253,8 @@ async function runInTransaction<R>(root: Core, fn: (tx: Core) => Promise<R>): Pr
       ...root,
       db,
       jobs: root.jobs.bind(db, afterCommit),
+      mail: root.mail.bind(db, afterCommit),
+      vectors: root.vectors.bind(db),
       kv: createKv(db),
       rateLimit: createRateLimiter(db, root.now),
       inTransaction: true,

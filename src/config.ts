@@ -30,6 +30,11 @@ export interface Config {
   databaseUrl: string | null
   databasePoolSize: number
   vectorDir: string
+  /**
+   * VECTOR_BACKEND: `auto` is pgvector when the database is a PostgreSQL server that has the extension (every process
+   * then shares one index), else LanceDB under vectorDir; `lancedb` and `pgvector` choose (pgvector on PGlite too).
+   */
+  vectorBackend: 'auto' | 'lancedb' | 'pgvector'
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null
   maxUploadSize: number
   workers: number
@@ -255,6 +260,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   // A live process keeps its jobs by its heartbeat: one no faster than the lease would make a crash wait out the lease again.
   if (jobHeartbeatMs >= jobLeaseMs) problems.push(`JOB_HEARTBEAT_MS (${jobHeartbeatMs}) must be shorter than JOB_LEASE_MS (${jobLeaseMs})`)
 
+  const vectorBackend = (str('VECTOR_BACKEND') ?? 'auto') as Config['vectorBackend']
+  if (!['auto', 'lancedb', 'pgvector'].includes(vectorBackend)) problems.push(`VECTOR_BACKEND must be auto, lancedb or pgvector, got "${vectorBackend}"`)
+
   const logLevel = (str('LOG_LEVEL') ?? 'info') as Config['logLevel']
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL must be debug, info, warn, error or silent`)
 
@@ -269,6 +277,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
     vectorDir: str('VECTOR_DIR') ?? join(dataDir, 'lance'),
+    vectorBackend,
     s3: s3Set.length === s3Vars.length
       ? {
           endpoint: str('S3_ENDPOINT')!, bucket: str('S3_BUCKET')!, region: str('S3_REGION')!,

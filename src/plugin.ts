@@ -16,7 +16,7 @@ import type { Vectors } from './core/vectors'
 
 /**
  * The shared services handed to every plugin. Inside `core.transaction(tx => ...)` the callback gets a Core of the
- * same shape whose `db`, `kv`, `rateLimit` and `jobs` work inside that transaction (PocketBase's
+ * same shape whose `db`, `kv`, `rateLimit`, `jobs`, `mail` and `vectors` work inside that transaction (PocketBase's
  * `RunInTransaction(txApp)`), so services compose: each takes the Core it is given and never knows whether it is
  * the root or a transaction.
  */
@@ -41,7 +41,7 @@ export interface Core {
   readonly metrics: Metrics
   readonly crypto: Crypto
   readonly ai: Ai
-  /** The vector index (LanceDB under VECTOR_DIR). */
+  /** The vector index: LanceDB under VECTOR_DIR, or pgvector tables in the database (VECTOR_BACKEND); bound to the transaction inside one. */
   readonly vectors: Vectors
   /**
    * Files: local ones under DATA_DIR/files, the S3 bucket when S3_* is set (`s3`, else null), and the HMAC-signed

@@ -331,6 +331,8 @@ const MATRIX: Record<string, Entry> = {
   // An empty host removes stored SMTP settings: mail stays unconfigured for the later requests.
   'PUT /api/admin/config/smtp': { role: 'admin', body: () => ({ host: '', port: 587, user: '', pass: '', from: '', secure: false }) },
   'GET /api/admin/config/smtp/status': { role: 'admin' },
+  'GET /api/admin/config/smtp/outbox': { role: 'admin' },
+  'POST /api/admin/config/smtp/outbox/{id}/retry': { role: 'admin' },
   'POST /api/admin/config/test-email': { role: 'admin' },
   'GET /api/admin/config/prompts': { role: 'admin' },
   'POST /api/admin/config/prompts/{key}/reset': { role: 'admin' },

@@ -1,11 +1,14 @@
-// Two real server processes (`bun src/main.ts`) on one PostgreSQL database: a configuration change made through
-// one is seen through the other within the settings cache's bound (src/core/settings.ts: SETTINGS_TTL_MS after the
-// commit, plus one query), with no restart. The reading process has its cache warm with the old value first, so the
-// test measures the bound rather than a first read. Needs TEST_DATABASE_URL (two processes cannot share PGlite).
+// Two real server processes (`bun src/main.ts`) on one PostgreSQL database behave as one service: a configuration
+// change made through one is seen through the other within the settings cache's bound (src/core/settings.ts:
+// SETTINGS_TTL_MS after the commit, plus one query), with no restart (the reading process has its cache warm with the
+// old value first, so the test measures the bound rather than a first read); the login limit counts the attempts of
+// both; a session ended through one is refused by the other. Needs TEST_DATABASE_URL (two processes cannot share
+// PGlite).
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { LOGIN_RULE } from '../plugins/clinical/services/accounts'
 import { SETTINGS_TTL_MS } from '../src/core/settings'
 import { createThrowawayDatabase, type ThrowawayDatabase } from './support/database'
 import { startServer, type ServerProcess } from './support/server-process'
@@ -24,7 +27,7 @@ if (!serverUrl) {
     it.skip('needs TEST_DATABASE_URL: two server processes can share only a PostgreSQL server, not an embedded PGlite', () => {})
   })
 } else {
-  describe('configuration across two processes on one PostgreSQL database', () => {
+  describe('two processes on one PostgreSQL database', () => {
     let database: ThrowawayDatabase
     const dataDirs: string[] = []
     let writer: ServerProcess
@@ -32,17 +35,21 @@ if (!serverUrl) {
     let token = ''
     let ip = 0
 
-    const call = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+    const send = (server: ServerProcess, method: string, path: string, body?: unknown, opts: { token?: string; address?: string } = {}) => {
       ip++
-      const res = await fetch(`${server.url}${path}`, {
+      return fetch(`${server.url}${path}`, {
         method,
         headers: {
-          'content-type': 'application/json', 'x-client': 'mobile', authorization: `Bearer ${token}`,
-          // Every request its own address: the API-wide limit (per address, shared through the database) must not answer.
-          'x-forwarded-for': `10.77.${(ip >> 8) & 255}.${ip & 255}`,
+          'content-type': 'application/json', 'x-client': 'mobile', authorization: `Bearer ${opts.token ?? token}`,
+          // Every request its own address unless one is given: the API-wide limit (per address, shared through the
+          // database) must not answer.
+          'x-forwarded-for': opts.address ?? `10.77.${(ip >> 8) & 255}.${ip & 255}`,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       })
+    }
+    const call = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+      const res = await send(server, method, path, body)
       const text = await res.text()
       if (!res.ok) throw new Error(`${method} ${path} through ${server.url}: ${res.status} ${text}`)
       return JSON.parse(text)
@@ -106,6 +113,27 @@ if (!serverUrl) {
       await call(reader, 'GET', '/api/admin/config/announcement')
       await call(reader, 'PUT', '/api/admin/config/announcement.text', { value: text })
       expect((await call(reader, 'GET', '/api/admin/config/announcement')).text).toBe(text)
+    })
+
+    it('the login limit counts the attempts through both processes: the 11th, through the other one, is refused', async () => {
+      const address = '10.78.0.1'
+      const wrong = { email: 'admin@example.test', password: 'not-the-password-1' }
+      for (let i = 0; i < LOGIN_RULE.limit; i++) {
+        const res = await send(i % 2 === 0 ? writer : reader, 'POST', '/api/auth/login', wrong, { address })
+        expect(res.status, `attempt ${i + 1}`).toBe(401)
+      }
+      const refused = await send(reader, 'POST', '/api/auth/login', { ...wrong, password: PASSWORD }, { address })
+      expect(refused.status).toBe(429)
+      expect((await send(writer, 'POST', '/api/auth/login', { ...wrong, password: PASSWORD }, { address })).status).toBe(429)
+    })
+
+    it('a session ended through one process is refused by the other', async () => {
+      const login = await send(writer, 'POST', '/api/auth/login', { email: 'admin@example.test', password: PASSWORD })
+      expect(login.status).toBe(200)
+      const session = ((await login.json()) as { token: string }).token
+      expect((await send(reader, 'GET', '/api/auth/me', undefined, { token: session })).status).toBe(200)
+      expect((await send(writer, 'POST', '/api/auth/logout', undefined, { token: session })).status).toBe(200)
+      expect((await send(reader, 'GET', '/api/auth/me', undefined, { token: session })).status).toBe(401)
     })
   })
 }

@@ -56,6 +56,8 @@ export interface DbOptions {
   poolSize?: number
   /** Start an in-memory PGlite from a dumped data directory (tests load a migrated template). */
   pgliteTemplate?: Blob
+  /** PGlite only: load pgvector, so `create extension vector` works (the pgvector vector index on PGlite). */
+  vector?: boolean
 }
 
 export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
@@ -111,7 +113,9 @@ async function openPglite(opts: DbOptions): Promise<Db> {
   // The contrib extensions the migrations create (a PostgreSQL server ships them as packages): pg_trgm backs the
   // quiz bank's keyword search with a trigram index.
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
-  const extensions = { pg_trgm }
+  // pgvector ships as its own package, loaded only when asked: it adds to every start's work.
+  const extensions: Record<string, typeof pg_trgm> = { pg_trgm }
+  if (opts.vector) extensions.vector = (await import('@electric-sql/pglite-pgvector')).vector
   let pg: PGlite
   if (opts.url === 'memory://') pg = await PGlite.create(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate, extensions } : { extensions })
   else {

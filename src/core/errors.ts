@@ -202,6 +202,10 @@ function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer:
   if (sqlState === '22021' || sqlState === '22P05') {
     return answer(request, 400, 'invalid_text', 'Text must not contain NUL (U+0000) characters')
   }
+  // Nor can a JSON value hold an unpaired UTF-16 surrogate (JSON.stringify writes it as a `\ud800` escape).
+  if (sqlState === '22P02' && /surrogate/i.test(String((error as { detail?: unknown }).detail ?? ''))) {
+    return answer(request, 400, 'invalid_text', 'Text must not contain unpaired surrogate characters')
+  }
   if (code === 'INVALID_COOKIE_SIGNATURE') return answer(request, 400, 'invalid_cookie', 'Invalid cookie')
   const status = typeof (error as { status?: unknown }).status === 'number' ? (error as { status: number }).status : 500
   if (status >= 400 && status < 500) {

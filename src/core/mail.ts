@@ -2,11 +2,15 @@
 // with its links, goes to the server log so an operator can still act; RUNTIME.md, Mail). The transport is the
 // environment's (SMTP_*, RESEND_API_KEY) when it names one; otherwise the SMTP settings an admin stored in the
 // settings table (spec 3, PUT /api/admin/config/smtp), read through the settings cache at each send. The
-// environment wins, so a deployment's own mail settings cannot be replaced from the web console.
+// environment wins, so a deployment's own mail settings cannot be replaced from the web console. With an outbox
+// (src/core/outbox.ts) every message sent through a real transport is written to the database first and retried
+// until sent; the log transport writes at once (it cannot fail, and the outbox would only keep a copy of the links).
 import nodemailer from 'nodemailer'
 import type { MailConfig } from '../config'
 import type { Crypto } from './crypto'
+import type { Db } from './db'
 import type { Logger } from './log'
+import { createOutbox, type MailOutbox, type OutboxDeps } from './outbox'
 import type { SettingsCache } from './settings'
 import { withTimeout } from './timeout'
 
@@ -46,7 +50,16 @@ export interface Mailer {
    */
   readonly configured: boolean
   readonly transport: MailConfig['transport']
+  /**
+   * With an outbox: writes the message to it (in the bound transaction, if any) and makes the first attempt at once
+   * (after the commit); resolves once the message is kept, whether or not that attempt succeeded, and a rolled-back
+   * transaction sends nothing. Without one: sends at once and rejects when the transport fails.
+   */
   send(message: MailMessage): Promise<void>
+  /** A mailer whose `send` writes in the transaction `tx` and attempts after its commit (`afterCommit`). */
+  bind(tx: Db, afterCommit: (fn: () => Promise<void> | void) => void): Mailer
+  /** The outbox (pending and failed messages, the retry schedule's work), or null when the mailer has none. */
+  readonly outbox: MailOutbox | null
   /** The transport a send would use now, without its password. */
   status(): Promise<MailStatus>
   /** Sends at once through the current transport and reports the outcome instead of throwing (the admin's test mail). */
@@ -157,10 +170,14 @@ function credentialForms(user: string, pass: string): string[] {
   return [...new Set(forms)].sort((a, b) => b.length - a.length)
 }
 
-/** An error's message on one line, at most MAIL_ERROR_MAX characters, with each secret replaced. */
+// A server may quote a link of the message it refused: its one-time token must not reach a log or a page.
+const LINK_SECRET = /([?&#](?:token|code|key|secret|password)=)[^\s&#"'<>]+/gi
+
+/** An error's message on one line, at most MAIL_ERROR_MAX characters, with each secret and link token replaced. */
 export function mailErrorMessage(err: unknown, secrets: readonly string[]): string {
   let text = err instanceof Error ? err.message : String(err)
   for (const secret of secrets) if (secret) text = text.split(secret).join(REDACTED)
+  text = text.replace(LINK_SECRET, `$1${REDACTED}`)
   text = text.replace(/\s+/g, ' ').trim() || 'unknown error'
   return text.length <= MAIL_ERROR_MAX ? text : `${text.slice(0, MAIL_ERROR_MAX - 1)}…`
 }
@@ -205,8 +222,14 @@ function resendTransport(config: Extract<MailConfig, { transport: 'resend' }>): 
   }
 }
 
-/** `stored`: the SMTP settings of the settings table, used while the environment names no transport. */
-export function createMailer(config: MailConfig, log: Logger, opts: { stored?: StoredSmtpSettings } = {}): Mailer {
+export interface MailerOptions {
+  /** The SMTP settings of the settings table, used while the environment names no transport. */
+  stored?: StoredSmtpSettings
+  /** Keeps every message sent through a real transport in core.mail_outbox until it is sent. */
+  outbox?: OutboxDeps
+}
+
+export function createMailer(config: MailConfig, log: Logger, opts: MailerOptions = {}): Mailer {
   const fromEnv = config.transport === 'smtp' ? smtpTransport('env', config) : config.transport === 'resend' ? resendTransport(config) : null
   // One nodemailer transport per distinct stored settings: a change replaces it at the next send.
   let fromTable: { settings: string; transport: Transport } | null = null
@@ -227,23 +250,44 @@ export function createMailer(config: MailConfig, log: Logger, opts: { stored?: S
     if (transport) return transport.send(m)
     log.info({ mail: { to: m.to, subject: m.subject, text: m.text } }, 'mail not configured: message written to the log')
   }
+  /** One attempt through the transport that applies now: null when accepted, else its error without a credential. */
+  const sendOnce = async (m: MailMessage): Promise<string | null> => {
+    let transport: Transport | null = null
+    try {
+      transport = await current()
+      await deliver(transport, m)
+      return null
+    } catch (err) {
+      // A server may quote what it was sent: the error that reaches logs carries no credential.
+      return mailErrorMessage(err, transport?.secrets ?? [])
+    }
+  }
+  const sendNow = async (m: MailMessage) => {
+    const error = await sendOnce(m)
+    if (error !== null) throw new Error(`mail send failed: ${error}`)
+  }
+  const outbox = opts.outbox ? createOutbox({ ...opts.outbox, log }, sendOnce) : null
 
-  return {
+  type Scope = { tx: Db; afterCommit: (fn: () => Promise<void> | void) => void } | null
+  const send = async (scope: Scope, m: MailMessage) => {
+    if (!outbox) return scope ? scope.afterCommit(() => sendNow(m)) : sendNow(m)
+    const transport = await current()
+    if (!transport) return scope ? scope.afterCommit(() => deliver(null, m)) : deliver(null, m)
+    const held = await outbox.enqueue(scope?.tx ?? opts.outbox!.db, m)
+    if (scope) scope.afterCommit(async () => void (await outbox.attempt(held)))
+    else await outbox.attempt(held)
+  }
+
+  const mailer = (scope: Scope): Mailer => ({
     get configured() {
       return fromEnv !== null || (opts.stored?.isSet() ?? false)
     },
     get transport() {
       return fromEnv?.kind ?? (opts.stored?.isSet() ? 'smtp' : 'log')
     },
-    async send(m) {
-      const transport = await current()
-      try {
-        await deliver(transport, m)
-      } catch (err) {
-        // A server may quote what it was sent: the error that reaches logs carries no credential.
-        throw new Error(`mail send failed: ${mailErrorMessage(err, transport?.secrets ?? [])}`)
-      }
-    },
+    send: (m) => send(scope, m),
+    bind: (tx, afterCommit) => mailer({ tx, afterCommit }),
+    outbox,
     async status() {
       const transport = await current()
       const storedIgnored = fromEnv !== null && (await opts.stored?.read()) != null
@@ -267,5 +311,6 @@ export function createMailer(config: MailConfig, log: Logger, opts: { stored?: S
       fromEnv?.close()
       fromTable?.transport.close()
     },
-  }
+  })
+  return mailer(null)
 }

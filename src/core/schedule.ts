@@ -1,7 +1,17 @@
 // croner tasks: expiry sweeps and the plugins' schedules. Each run is guarded so one failing task logs and
-// waits for its next turn instead of stopping the others.
+// waits for its next turn instead of stopping the others. Every process starts the same schedules; a claimed row
+// per scheduled time (core.schedule_runs) lets exactly one of them run each period.
 import { Cron } from 'croner'
 import type { Core, Schedule } from '../plugin'
+
+/**
+ * A task that fires up to this late still belongs to the scheduled time before it (a busy event loop); later than
+ * that, it claims the next scheduled time instead, which another process may also run: the tasks are idempotent, so
+ * the cost is one repeated sweep. Keep it under half the shortest schedule's period (30 s).
+ */
+export const SCHEDULE_SLOT_TOLERANCE_MS = 5_000
+/** Claims older than this are swept. */
+export const SCHEDULE_RUNS_KEEP_DAYS = 7
 
 /** A schedule with what it runs on (the Core, or its plugin's state) already bound. */
 export interface BoundSchedule {
@@ -10,10 +20,23 @@ export interface BoundSchedule {
   run(): Promise<void>
 }
 
+/** Claims one scheduled run for this process: true when no other process has it. */
+export async function claimScheduledRun(core: Core, name: string, slot: Date): Promise<boolean> {
+  const rows = await core.db.sql`
+    insert into core.schedule_runs (name, slot) values (${name}, ${slot}) on conflict (name, slot) do nothing returning name`
+  return rows.length > 0
+}
+
 export function startSchedules(core: Core, schedules: BoundSchedule[]): () => void {
-  const tasks = schedules.map((s) =>
-    new Cron(s.cron, { name: s.name, protect: true, catch: (err) => core.log.error({ err, schedule: s.name }, 'scheduled task failed') }, () => s.run()),
-  )
+  const tasks = schedules.map((s) => {
+    const task: Cron = new Cron(s.cron, { protect: true, catch: (err) => core.log.error({ err, schedule: s.name }, 'scheduled task failed') }, async () => {
+      // croner runs on the real clock: the slot is the scheduled time this firing belongs to.
+      const slot = task.nextRun(new Date(Date.now() - SCHEDULE_SLOT_TOLERANCE_MS))
+      if (slot && !(await claimScheduledRun(core, s.name, slot))) return
+      await s.run()
+    })
+    return task
+  })
   return () => tasks.forEach((t) => t.stop())
 }
 
@@ -23,4 +46,13 @@ export const coreSchedules: Schedule[] = [
   { name: 'core.ratelimit.sweep', cron: '0 17 * * * *', run: async (core) => void (await core.rateLimit.sweep()) },
   // Vector collections get their ANN index, or a fresh one, when due (a build can take a minute: never in a request).
   { name: 'core.vectors.maintain', cron: '0 */10 * * * *', run: (core) => core.vectors.maintainAll() },
+  // Mail the server could not send at once is retried when due (src/core/outbox.ts). Each message is also claimed
+  // with FOR UPDATE SKIP LOCKED, so even two runs at once (a late firing) never send one message twice.
+  { name: 'core.mail.outbox', cron: '*/30 * * * * *', run: async (core) => void (await core.mail.outbox?.deliverDue()) },
+  { name: 'core.mail.outbox.sweep', cron: '0 47 * * * *', run: async (core) => void (await core.mail.outbox?.sweep()) },
+  {
+    name: 'core.schedule.sweep', cron: '0 53 4 * * *',
+    run: async (core) => void (await core.db.sql`
+      delete from core.schedule_runs where claimed_at < ${new Date(core.now() - SCHEDULE_RUNS_KEEP_DAYS * 86_400_000)}`),
+  },
 ]

@@ -1,11 +1,13 @@
 // The console's settings page (spec 3, Configuration), for admins: /admin/settings with one form per area, each
 // posting to its own address under it — the announcement (and its live preview), the SMTP settings, a test email,
-// single sign-on, registration. Each change goes through the same service function as the API, audited alike.
+// a retry of a message in the mail outbox, single sign-on, registration. Each change goes through the same service
+// function as the API, audited alike.
 // Post/Redirect/Get with a notice; a refusal re-renders the page (422) with the message by its field. The test
 // email's answer is the page (or its fragment) itself: the outcome exists only in this answer.
 import { Elysia, t } from 'elysia'
 import { HttpError } from '../../../src/core/errors'
 import { SMTP_DEFAULT_PORT } from '../../../src/core/mail'
+import { RowId } from '../../../src/core/schema'
 import { bodyLimits } from '../../../src/envelope'
 import { isFragment, type Flash } from '../../../views/layout'
 import { FormBody, formErrors, formFields, hasErrors, html, redirect } from '../../../views/page'
@@ -26,11 +28,14 @@ import { actorOf, noticeOf, refusalOf, requireAdmin, type Refusal } from './comm
 const NOTICES = {
   announcement: 'The announcement is saved.',
   smtp: 'The SMTP settings are saved: mail uses them from the next email on, unless the environment configures mail.',
+  mail_sent: 'The message was tried again and the mail server accepted it.',
+  mail_waiting: 'The message was tried again and not accepted: it stays in the outbox (see its last error).',
   oidc: 'The single sign-on settings are saved.',
   registration_open: 'Registration is open: anyone can create an account.',
   registration_closed: 'Registration is closed: nobody can create an account.',
 } as const
 const NoticeQuery = t.Object({ notice: t.Optional(t.String()) })
+const OutboxIdParams = t.Object({ id: RowId('The message id') })
 
 /** The service's field keys -> the form's names. */
 const ANNOUNCEMENT_FIELDS = { 'announcement.enabled': 'enabled', 'announcement.type': 'type', 'announcement.text': 'text' }
@@ -59,11 +64,12 @@ export const settingsPages = (state: AdminState) => {
 
   /** The page's forms with what is stored (secrets only as "stored or not") and the mail settings that apply. */
   const current = async (): Promise<SettingsView> => {
-    const [all, mail] = await Promise.all([config.listConfig(core), config.smtpStatus(core)])
+    const [all, mail, outbox] = await Promise.all([config.listConfig(core), config.smtpStatus(core), config.mailOutbox(core)])
     return {
       base,
       announcement: { enabled: all['announcement.enabled'] === 'true', type: asType(all['announcement.type']), text: all['announcement.text'] ?? '' },
       mail,
+      outbox,
       smtp: {
         host: all['smtp.host'] ?? '', port: all['smtp.port'] || String(SMTP_DEFAULT_PORT), user: all['smtp.user'] ?? '',
         from: all['smtp.from'] ?? '', secure: all['smtp.secure'] === 'true', passStored: Boolean(all['smtp.pass']),
@@ -168,6 +174,18 @@ export const settingsPages = (state: AdminState) => {
       if (isFragment(request)) return html(TestEmailBox({ base, test }), { status, headers })
       return page(user, () => ({ test }), { status, headers })
     }, { signedIn: true, body: FormBody })
+
+    .get('/admin/settings/outbox/:id/retry', ({ user }) => section(user, 'mail-outbox'), { signedIn: true, params: OutboxIdParams })
+    .post('/admin/settings/outbox/:id/retry', async ({ request, user, params }) => {
+      requireAdmin(user)
+      try {
+        const message = await config.retryMail(core, audit, actorOf(core, user, request), params.id)
+        return redirect(`${home}?notice=${message.status === 'sent' ? 'mail_sent' : 'mail_waiting'}#mail-outbox`)
+      } catch (err) {
+        const r = refusalOf(err)
+        return page(user, undefined, { status: (err as HttpError).status, headers: r.headers, flash: { kind: 'error', text: r.message } })
+      }
+    }, { signedIn: true, params: OutboxIdParams })
 
     // ---- single sign-on ----
     .get('/admin/settings/oidc', ({ user }) => section(user, 'sso'), { signedIn: true })

@@ -2,6 +2,9 @@
 // mail settings and the AI model catalogue. Routing, guards, validation and response shaping; the rules live in
 // services/config.ts.
 import { Elysia } from 'elysia'
+import {
+  MAIL_MAX_AGE_MS, MAIL_OUTBOX_LIST_MAX, MAIL_RETRY_BASE_DELAY_MS, MAIL_RETRY_MAX_DELAY_MS, MAIL_SENT_RETENTION_MS,
+} from '../../../src/core/outbox'
 import { SETTINGS_TTL_MS } from '../../../src/core/settings'
 import { bodyLimits } from '../../../src/envelope'
 import { MODEL_ID_PATTERN } from '../../clinical/exports'
@@ -9,8 +12,8 @@ import type { AdminState } from '../index'
 import { Success } from '../model'
 import {
   Announcement, ANNOUNCEMENT_TEXT_MAX, ANNOUNCEMENT_TYPES, CONFIG_BODY_LIMIT, CONFIG_KEY_MAX, CONFIG_VALUE_MAX, ConfigKeyParams, ConfigPairs,
-  ConfigValueBody, CustomModelBody, DiscoveredModels, ModelDefaultBody, ModelEntryList, ModelToggleBody, PromptKeyParams, PromptPairs,
-  SmtpBody, SmtpStatus, TestEmailBody, TestEmailResult,
+  ConfigValueBody, CustomModelBody, DiscoveredModels, MailOutbox, ModelDefaultBody, ModelEntryList, ModelToggleBody, OutboxIdParams,
+  OutboxRetryResult, PromptKeyParams, PromptPairs, SmtpBody, SmtpStatus, TestEmailBody, TestEmailResult,
 } from '../models/config'
 import type { Actor } from '../service'
 import * as config from '../services/config'
@@ -70,6 +73,35 @@ export const configRoutes = ({ core, clinical: { audit, auth } }: AdminState) =>
           '`source`: env (SMTP_* or RESEND_API_KEY in the environment), database (the settings stored with PUT /api/admin/config/smtp),',
           'or none (mail is written to the server log). The environment wins over stored settings; `note` says so when both exist.',
           `host and port are strings ("" when none); never the password. ${ADMIN}`,
+        ].join(' '),
+      },
+    })
+    .get('/smtp/outbox', () => config.mailOutbox(core), {
+      auth: 'admin', response: MailOutbox,
+      detail: {
+        tags, summary: 'Mail waiting to be sent, and mail given up',
+        description: [
+          'Every email (verification, password reset, digests, contact notices) is kept in an outbox until the mail server accepts it:',
+          `the first attempt is at once, then again after about ${MAIL_RETRY_BASE_DELAY_MS / 1000} s, doubling up to`,
+          `${MAIL_RETRY_MAX_DELAY_MS / 60_000} min, until ${MAIL_MAX_AGE_MS / 3_600_000} h have passed: then it is failed. Lists the pending and`,
+          `failed messages (the oldest ${MAIL_OUTBOX_LIST_MAX}) with the full recipient address, the subject, the attempts, the last error`,
+          '(credentials and link tokens removed) and the next attempt; never a body (it holds the links, sealed at rest and deleted once sent).',
+          `Sent messages are counted for ${MAIL_SENT_RETENTION_MS / 86_400_000} days. Without mail configured messages go to the server log`,
+          `and the outbox stays empty. The test email does not go through it. ${ADMIN}`,
+        ].join(' '),
+      },
+    })
+    .post('/smtp/outbox/:id/retry', async ({ params, user, request }) => ({
+      success: true as const, message: await config.retryMail(core, audit, actor(user, request), params.id),
+    }), {
+      auth: 'admin', params: OutboxIdParams, response: OutboxRetryResult,
+      detail: {
+        tags, summary: 'Try a message of the outbox again',
+        description: [
+          'Sends a pending or failed message at once through the mail settings that apply now and answers it as it stands after that',
+          `attempt: sent, or still pending with the new error (a failed one gets a fresh ${MAIL_MAX_AGE_MS / 3_600_000} h of retries).`,
+          '404 mail_not_found; 409 mail_already_sent, or mail_being_sent while another attempt holds it. Audited with the admin\'s id,',
+          `the message id and the outcome, never the address. ${ADMIN}`,
         ].join(' '),
       },
     })

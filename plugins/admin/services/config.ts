@@ -13,7 +13,7 @@ import {
 } from '../../clinical/exports'
 import {
   ANNOUNCEMENT_TEXT_MAX, ANNOUNCEMENT_TYPES, CONFIG_KEY_MAX, type AdminModelEntry, type Announcement,
-  type CustomModelBody, type SmtpBody, type SmtpStatus,
+  type CustomModelBody, type MailOutbox, type OutboxMessage, type SmtpBody, type SmtpStatus,
 } from '../models/config'
 import type { Actor } from '../service'
 
@@ -176,6 +176,23 @@ export async function sendTestEmail(core: Core, audit: AuditWriter, actor: Actor
   })
   audited(audit, actor, 'config_test_email', { delivered: result.delivered, source: result.source })
   return { success: result.delivered, message: result.message }
+}
+
+/**
+ * The mail outbox: pending and failed messages with the counts per status. Mail written to the server log (no
+ * transport configured) never waits there, so the list stays empty then.
+ */
+export async function mailOutbox(core: Core): Promise<MailOutbox> {
+  const list = (await core.mail.outbox?.list()) ?? { counts: { pending: 0, failed: 0, sent: 0 }, messages: [] }
+  return { success: true, ...list }
+}
+
+/** Tries a pending or failed message again at once; audited with its id and outcome, never its address. */
+export async function retryMail(core: Core, audit: AuditWriter, actor: Actor, id: number): Promise<OutboxMessage> {
+  if (!core.mail.outbox) throw HttpError.notFound('mail_not_found', 'No such message in the outbox')
+  const message = await core.mail.outbox.retry(id)
+  audited(audit, actor, 'mail_outbox_retry', { mailId: id, status: message.status, attempts: message.attempts })
+  return message
 }
 
 // ---- AI models -------------------------------------------------------------------------------------------

@@ -1,14 +1,15 @@
 // The console's settings page (spec 3, Configuration): one section and one form per area — the announcement with
 // a live preview of the banner, mail (what applies now, the stored SMTP settings, a test email), single sign-on, and
-// registration. Secrets are never put in a page: their fields are always empty, and empty keeps the stored one.
+// registration; the mail outbox with a retry per message. Secrets are never put in a page: their fields are always empty, and empty keeps the stored one.
 // Every user or database string is a `safe` text child or an attribute.
-import { describedBy, type Errors, Field, FieldNotes, type Flash, Notice, Problem } from '../../../views/layout'
+import { describedBy, type Errors, Field, FieldNotes, type Flash, Notice, Problem, When } from '../../../views/layout'
 import { AnnouncementBanner, type NavUser } from '../../clinical/views/common'
 import { OIDC_BUTTON_LABEL_MAX, OIDC_CLIENT_ID_MAX, OIDC_CLIENT_SECRET_MAX, OIDC_ISSUER_MAX } from '../../clinical/exports'
 import {
   ANNOUNCEMENT_TEXT_MAX, ANNOUNCEMENT_TYPES, type AnnouncementType, SMTP_FROM_MAX, SMTP_HOST_MAX, SMTP_PASS_MAX, SMTP_USER_MAX,
-  type SmtpStatus, TEST_EMAIL_TO_MAX,
+  type MailOutbox, type OutboxMessage, type SmtpStatus, TEST_EMAIL_TO_MAX,
 } from '../models/config'
+import { MAIL_MAX_AGE_MS, MAIL_SENT_RETENTION_MS } from '../../../src/core/outbox'
 import { AdminLayout } from './layout'
 
 /** A form of the page as it is shown: its values, and the refusal of its last post. */
@@ -25,6 +26,7 @@ export interface SettingsView {
   base: string
   announcement: AnnouncementForm
   mail: SmtpStatus
+  outbox: Pick<MailOutbox, 'counts' | 'messages'>
   smtp: SmtpForm
   test: TestEmailForm
   oidc: OidcForm
@@ -134,7 +136,53 @@ export const TestEmailBox = ({ base, test }: { base: string; test: TestEmailForm
   </div>
 )
 
-const MailSection = ({ base, mail, smtp, test }: { base: string; mail: SmtpStatus; smtp: SmtpForm; test: TestEmailForm }) => (
+const OutboxRow = ({ base, m }: { base: string; m: OutboxMessage }) => (
+  <tr id={`mail-${m.id}`}>
+    <th scope="row" safe>{m.to}</th>
+    <td safe>{m.subject}</td>
+    <td>{m.status === 'failed' ? <strong>Given up</strong> : 'Waiting'}</td>
+    <td>{String(m.attempts)}</td>
+    <td safe>{m.lastError ?? ''}</td>
+    <td>{m.nextAttemptAt ? <When iso={m.nextAttemptAt} /> : ''}</td>
+    <td>
+      <form action={settingsUrl(base, `/outbox/${m.id}/retry`)} method="post">
+        <button type="submit" class="secondary">Retry now<span class="visually-hidden" safe>{` the message to ${m.to}`}</span></button>
+      </form>
+    </td>
+  </tr>
+)
+
+/** Mail the server has not accepted yet, kept and tried again; the given-up messages, each with a retry. */
+const OutboxBox = ({ base, outbox }: { base: string; outbox: SettingsView['outbox'] }) => (
+  <div id="mail-outbox">
+    <h3>Outbox</h3>
+    <p class="muted">
+      Every email is kept here until the mail server accepts it, tried again with growing pauses, and given up
+      after {String(MAIL_MAX_AGE_MS / 3_600_000)} hours. The test email is sent directly and never waits here.
+    </p>
+    <dl class="facts">
+      <dt>Waiting</dt><dd>{String(outbox.counts.pending)}</dd>
+      <dt>Given up</dt><dd>{String(outbox.counts.failed)}</dd>
+      <dt>{`Sent, last ${MAIL_SENT_RETENTION_MS / 86_400_000} days`}</dt><dd>{String(outbox.counts.sent)}</dd>
+    </dl>
+    {outbox.messages.length === 0 ? <p>Nothing is waiting: every email was accepted by the mail server.</p> : (
+      <table>
+        <caption class="visually-hidden">Emails waiting or given up, the oldest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">To</th><th scope="col">Subject</th><th scope="col">State</th><th scope="col">Attempts</th>
+            <th scope="col">Last error</th><th scope="col">Next attempt</th><th scope="col">Action</th>
+          </tr>
+        </thead>
+        <tbody>
+          {outbox.messages.map((m) => <OutboxRow base={base} m={m} />)}
+        </tbody>
+      </table>
+    )}
+  </div>
+)
+
+const MailSection = ({ base, mail, outbox, smtp, test }: Pick<SettingsView, 'base' | 'mail' | 'outbox' | 'smtp' | 'test'>) => (
   <section id="mail" aria-labelledby="mail-title">
     <h2 id="mail-title">Mail</h2>
     <p>Verification and password reset emails go out this way.</p>
@@ -167,6 +215,7 @@ const MailSection = ({ base, mail, smtp, test }: { base: string; mail: SmtpStatu
     </form>
     <h3>Send a test email</h3>
     <TestEmailBox base={base} test={test} />
+    <OutboxBox base={base} outbox={outbox} />
   </section>
 )
 
@@ -236,7 +285,7 @@ export const SettingsPage = (p: SettingsView & { user: NavUser; flash?: Flash })
       <a href="#registration">Registration</a>
     </nav>
     <AnnouncementSection base={p.base} a={p.announcement} />
-    <MailSection base={p.base} mail={p.mail} smtp={p.smtp} test={p.test} />
+    <MailSection base={p.base} mail={p.mail} outbox={p.outbox} smtp={p.smtp} test={p.test} />
     <OidcSection base={p.base} o={p.oidc} />
     <RegistrationSection base={p.base} r={p.registration} />
   </AdminLayout>

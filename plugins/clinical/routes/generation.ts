@@ -44,14 +44,15 @@ const checkFields = (schema: TSchema) => ({ body }: { body: unknown }) => {
     throw HttpError.unprocessable('invalid_fields', 'The body must be a JSON object', { body: 'The body must be a JSON object' })
   }
   if (Value.Check(schema, body)) return
-  const fields: Record<string, string> = {}
+  // a Map: the field names are the client's keys, and `constructor` or `__proto__` must not meet Object's own
+  const fields = new Map<string, string>()
   for (const e of Value.Errors(schema, body)) {
     const [field = 'body', ...inner] = e.path.split('/').filter(Boolean)
-    if (fields[field]) continue
-    fields[field] = inner.length > 0 ? `${inner.join('.')}: ${fieldMessage(e)}` : fieldMessage(e)
+    if (fields.has(field)) continue
+    fields.set(field, inner.length > 0 ? `${inner.join('.')}: ${fieldMessage(e)}` : fieldMessage(e))
   }
-  const [first, message] = Object.entries(fields)[0]!
-  throw HttpError.unprocessable('invalid_fields', `${first}: ${message}`, fields)
+  const [first, message] = [...fields][0]!
+  throw HttpError.unprocessable('invalid_fields', `${first}: ${message}`, Object.fromEntries(fields))
 }
 
 // ---- server-sent events ---------------------------------------------------------------------------------

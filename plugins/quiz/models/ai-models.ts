@@ -35,8 +35,8 @@ export const AIModelConfigResponse = t.Object({
 export type AIModelConfigResponse = typeof AIModelConfigResponse.static
 
 export const CreateModelBody = t.Object({
-  name: t.String({ minLength: 1, maxLength: MODEL_NAME_MAX }),
-  model_id: t.String({ minLength: 1, maxLength: MODEL_ID_MAX }),
+  name: t.String({ minLength: 1, maxLength: MODEL_NAME_MAX, description: 'Trimmed; must not be blank' }),
+  model_id: t.String({ minLength: 1, maxLength: MODEL_ID_MAX, description: 'Trimmed; must not be blank' }),
   task: AiTask,
   is_active: t.Optional(t.Boolean({ default: true })),
   is_default: t.Optional(t.Boolean({
@@ -49,8 +49,8 @@ export const CreateModelBody = t.Object({
 export type CreateModelBody = typeof CreateModelBody.static
 
 export const UpdateModelBody = t.Object({
-  name: t.Optional(t.String({ minLength: 1, maxLength: MODEL_NAME_MAX })),
-  model_id: t.Optional(t.String({ minLength: 1, maxLength: MODEL_ID_MAX })),
+  name: t.Optional(t.String({ minLength: 1, maxLength: MODEL_NAME_MAX, description: 'Trimmed; must not be blank' })),
+  model_id: t.Optional(t.String({ minLength: 1, maxLength: MODEL_ID_MAX, description: 'Trimmed; must not be blank' })),
   task: t.Optional(AiTask),
   is_active: t.Optional(t.Boolean()),
   is_default: t.Optional(t.Boolean({

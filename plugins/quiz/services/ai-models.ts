@@ -184,7 +184,15 @@ async function promoteDefault(tx: Db, task: AiTask, except: number | null): Prom
 
 const duplicate = () => HttpError.conflict('model_exists', 'A model with this model_id is already configured for this task')
 
+/** name and model_id are stored trimmed: a blank model_id would be stored empty, a model no gateway call can name. */
+function assertNotBlank(input: { name?: string; model_id?: string }) {
+  for (const field of ['name', 'model_id'] as const) {
+    if (input[field] !== undefined && !input[field].trim()) throw HttpError.unprocessable('invalid_input', `${field} must not be blank`, { [field]: 'Required' })
+  }
+}
+
 export async function createModel(core: Core, input: CreateModelBody): Promise<AIModelConfigResponse> {
+  assertNotBlank(input)
   await assertApiBaseAllowed(core, input.api_base)
   const apiKey = input.api_key ? core.crypto.sealText(input.api_key) : null
   try {
@@ -212,6 +220,7 @@ export async function updateModel(core: Core, id: number, input: UpdateModelBody
   const keyChanged = input.api_key !== undefined
   const apiKey = input.api_key ? core.crypto.sealText(input.api_key) : null
   const baseChanged = input.api_base !== undefined
+  assertNotBlank(input)
   await assertApiBaseAllowed(core, input.api_base)
   try {
     const row = await core.db.transaction(async (tx) => {
