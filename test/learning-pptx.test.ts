@@ -105,6 +105,8 @@ describe.each(databaseTargets())('PowerPoint export (%s)', (target) => {
     expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent('Ärztliche Fortbildung Asthma.pptx')}`)
     expect(pptxFileName('../../etc/passwd "x"')).toBe('etcpasswd x.pptx')
     expect(pptxFileName('日本語')).toBe('slides.pptx')
+    // found by the fuzzer: an unpaired surrogate in the title made encodeURIComponent throw (a 500)
+    expect(pptxContentDisposition('Asthma \ud800 care')).toContain(`filename*=UTF-8''Asthma%20%EF%BF%BD%20care.pptx`)
   })
 
   it('holds one slide per Marp slide, each titled by its first heading', () => {

@@ -20,7 +20,8 @@ export function pptxFileName(title: string): string {
   return `${name || 'slides'}.pptx`
 }
 
-const rfc5987 = (s: string) => encodeURIComponent(s).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+// toWellFormed: an unpaired surrogate (which encodeURIComponent throws on) becomes U+FFFD.
+const rfc5987 = (s: string) => encodeURIComponent(s.toWellFormed()).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 
 /** `attachment` with the ASCII name (pptxFileName) and the title's own characters as RFC 5987 `filename*`. */
 export function pptxContentDisposition(title: string): string {

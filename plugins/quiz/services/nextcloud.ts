@@ -54,7 +54,8 @@ export async function listFiles(core: Core, input: NextcloudBody): Promise<Files
 /** `attachment` with the name as ASCII (quoted) and as UTF-8 (RFC 6266 / 5987). */
 export function attachmentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
-  const utf8 = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  // toWellFormed: an unpaired surrogate (which encodeURIComponent throws on) becomes U+FFFD.
+  const utf8 = encodeURIComponent(name.toWellFormed()).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${ascii}"; filename*=UTF-8''${utf8}`
 }
 
