@@ -15,26 +15,18 @@ import * as encounters from '../plugins/clinical/services/encounters'
 import { FIELDS, NOTE_TYPES } from '../plugins/clinical/views/workspace'
 import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
-import { freshIp, HTMX, outsideAttributes, pageClinician, type PageClinician as Clinician, XSS } from './support/clinical'
+import { freshIp, HTMX, outsideAttributes, pageClinician, type PageClinician as Clinician, textareaOf, unescapeHtml, XSS } from './support/clinical'
 import { startWebDavServer, WEBDAV_PASSWORD, WEBDAV_USER, type WebDavServer } from './support/webdav'
 
 setDefaultTimeout(60_000)
 
-
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
-/** The text of a textarea of the page (its leading newline is the page's, not the text's). */
-function textareaOf(page: string, id: string): string {
-  const m = new RegExp(`<textarea id="${id}"[^>]*>([\\s\\S]*?)</textarea>`).exec(page)
-  if (!m) throw new Error(`no textarea ${id}`)
-  return unescape(m[1]!.replace(/^\n/, ''))
-}
 function inputValue(page: string, name: string): string {
   const m = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(page) ?? new RegExp(`<input[^>]*value="([^"]*)"[^>]*name="${name}"`).exec(page)
   if (!m) throw new Error(`no input ${name}`)
-  return unescape(m[1]!)
+  return unescapeHtml(m[1]!)
 }
-const fieldError = (page: string, id: string) => unescape(new RegExp(`<span class="field-error" id="${id}-error">([^<]*)</span>`).exec(page)?.[1] ?? '')
-const flashOf = (page: string) => unescape(/<div id="flash" class="flash (?:ok|error)" role="status"><span>([^<]*)<\/span>/.exec(page)?.[1] ?? '')
+const fieldError = (page: string, id: string) => unescapeHtml(new RegExp(`<span class="field-error" id="${id}-error">([^<]*)</span>`).exec(page)?.[1] ?? '')
+const flashOf = (page: string) => unescapeHtml(/<div id="flash" class="flash (?:ok|error)" role="status"><span>([^<]*)<\/span>/.exec(page)?.[1] ?? '')
 /** Whether the draft banner is shown (rendered without `hidden`). */
 const bannerShown = (page: string) => /<p id="ws-draft" class="flash warning ws-draft">/.test(page)
 
@@ -487,7 +479,7 @@ describe.each(databaseTargets())('clinical workspace pages [%s]', (target) => {
       const done = await post('/workspace/export', { ...form, confirm: 'yes' }, dana)
       expect(done.status).toBe(200)
       const donePage = await done.text()
-      const path = unescape(/Exported to the file server as <code>([^<]+)<\/code>/.exec(donePage)![1]!)
+      const path = unescapeHtml(/Exported to the file server as <code>([^<]+)<\/code>/.exec(donePage)![1]!)
       expect(path).toMatch(/^\/Notes\/Export me \d{4}-\d{2}-\d{2} \d{2}-\d{2}-\d{2}\.txt$/)
       expect(readFileSync(join(dav.root, path), 'utf8')).toBe(form.generated_note)
     })

@@ -14,25 +14,18 @@ import { startAiServer, TEST_MODEL, type AiServer } from './support/ai-server'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
 import {
   CLINICAL_PASSWORD, cookieValue, EVIL, flushAudit, freshIp, HTMX, insertUser, outsideAttributes, type PageClinician as Clinician,
-  uniqueEmail, XSS, XSS_ESCAPED,
+  textareaOf, unescapeHtml, uniqueEmail, XSS, XSS_ESCAPED,
 } from './support/clinical'
 
 setDefaultTimeout(60_000)
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
-/** The text of a textarea of the page (its leading newline is the page's, not the text's). */
-function textareaOf(page: string, id: string): string {
-  const m = new RegExp(`<textarea id="${id}"[^>]*>([\\s\\S]*?)</textarea>`).exec(page)
-  if (!m) throw new Error(`no textarea ${id}`)
-  return unescape(m[1]!.replace(/^\n/, ''))
-}
 function inputValue(page: string, id: string): string {
   const m = new RegExp(`<input id="${id}"[^>]*value="([^"]*)"`).exec(page)
   if (!m) throw new Error(`no input ${id}`)
-  return unescape(m[1]!)
+  return unescapeHtml(m[1]!)
 }
-const fieldError = (page: string, id: string) => unescape(new RegExp(`<span class="field-error" id="${id}-error"[^>]*>([^<]*)</span>`).exec(page)?.[1] ?? '')
-const flashOf = (page: string) => unescape(/<div id="flash" class="flash (?:ok|error)" role="status"><span>([^<]*)<\/span>/.exec(page)?.[1] ?? '')
+const fieldError = (page: string, id: string) => unescapeHtml(new RegExp(`<span class="field-error" id="${id}-error"[^>]*>([^<]*)</span>`).exec(page)?.[1] ?? '')
+const flashOf = (page: string) => unescapeHtml(/<div id="flash" class="flash (?:ok|error)" role="status"><span>([^<]*)<\/span>/.exec(page)?.[1] ?? '')
 
 let seq = 0
 const unique = (base: string) => `${base}-${Date.now().toString(36)}-${++seq}`

@@ -112,3 +112,13 @@ export async function pageClinician(app: TestApp, tag: string, name: string): Pr
   expect(res.status).toBe(303)
   return { id, cookie: `app_auth=${cookieValue(res)}` }
 }
+
+/** HTML text as the page meant it: the five escapes the views write undone. */
+export const unescapeHtml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
+
+/** The text of a textarea of the page (its leading newline is the page's, not the text's). */
+export function textareaOf(page: string, id: string): string {
+  const m = new RegExp(`<textarea id="${id}"[^>]*>([\\s\\S]*?)</textarea>`).exec(page)
+  if (!m) throw new Error(`no textarea ${id}`)
+  return unescapeHtml(m[1]!.replace(/^\n/, ''))
+}
