@@ -5,7 +5,7 @@
 //
 //   bun scripts/bench/attempts.ts    SUBMITS=100 LEARNERS=50 DURATION_S=10 QUESTIONS=100
 import { rmSync } from 'node:fs'
-import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
+import { bootForBench, formatMs, freshDataDir, freshServerDatabase, percentile, redact, SERVER_URL, serverAvailable } from './support'
 
 const SUBMITS = Number(process.env.SUBMITS ?? 100)
 const LEARNERS = Number(process.env.LEARNERS ?? 50)
@@ -13,8 +13,6 @@ const DURATION_S = Number(process.env.DURATION_S ?? 10)
 const QUESTIONS = Number(process.env.QUESTIONS ?? 100)
 const PASSWORD = 'bench-password-1'
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 1)
 
 if (!(await serverAvailable())) {
   console.log(`PostgreSQL at ${redact(SERVER_URL)} does not answer: this benchmark needs it`)
@@ -67,8 +65,8 @@ try {
     if (i >= 5) submitTimes.push(performance.now() - start)
   }
   submitTimes.sort((a, b) => a - b)
-  console.log(`submit of a ${QUESTIONS}-question attempt, ${SUBMITS} in a row: p50 ${fmt(percentile(submitTimes, 50))} ms, ` +
-    `p95 ${fmt(percentile(submitTimes, 95))} ms, p99 ${fmt(percentile(submitTimes, 99))} ms`)
+  console.log(`submit of a ${QUESTIONS}-question attempt, ${SUBMITS} in a row: p50 ${formatMs(percentile(submitTimes, 50))} ms, ` +
+    `p95 ${formatMs(percentile(submitTimes, 95))} ms, p99 ${formatMs(percentile(submitTimes, 99))} ms`)
 
   // 2. Autosave: every learner saves their progress again and again, with their device's lock, for DURATION_S.
   const attempts = await Promise.all(learners.map((token) => call(`/attempts/start?quiz_id=${quiz!.id}&fresh=true`, { method: 'POST', token }) as Promise<{ id: number }>))
@@ -92,7 +90,7 @@ try {
   const seconds = (performance.now() - began) / 1000
   saveTimes.sort((a, b) => a - b)
   console.log(`progress save, ${LEARNERS} learners at once for ${DURATION_S} s: ${Math.round(saveTimes.length / seconds)} req/s, ` +
-    `p50 ${fmt(percentile(saveTimes, 50))} ms, p99 ${fmt(percentile(saveTimes, 99))} ms (${saveTimes.length} saves)`)
+    `p50 ${formatMs(percentile(saveTimes, 50))} ms, p99 ${formatMs(percentile(saveTimes, 99))} ms (${saveTimes.length} saves)`)
 } finally {
   await booted.shutdown()
   await server.drop()

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs'
 import { localEmbedding } from '../../src/core/embedder'
 import { ANN_INDEX_MIN_ROWS } from '../../src/core/vectors'
 import { QUESTIONS_COLLECTION, questionText } from '../../plugins/quiz/services/question-index'
-import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
+import { bootForBench, formatMs, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable, timed } from './support'
 
 const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number)
 const QUERIES = Number(process.env.QUERIES ?? 200)
@@ -38,25 +38,12 @@ const makeQuestion = () => {
   return { question_text: `${pick(STEMS)} ${words(6 + Math.floor(random() * 6))}?`, options, correct_answer: options[0]!, explanation: words(12) }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1)
-async function timed(runs: number, work: (i: number) => Promise<void>): Promise<{ p50: number; p95: number }> {
-  for (let i = 0; i < 5; i++) await work(i) // warm-up
-  const times: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now()
-    await work(i)
-    times.push(performance.now() - start)
-  }
-  times.sort((a, b) => a - b)
-  return { p50: percentile(times, 50), p95: percentile(times, 95) }
-}
 
 interface Row { target: string; size: number; what: string; p50: number; p95: number; note?: string }
 const rows: Row[] = []
 const print = (r: Row) => {
   rows.push(r)
-  console.log(`${r.target.padEnd(9)} ${String(r.size).padStart(7)}  ${r.what.padEnd(28)} p50 ${ms(r.p50).padStart(7)} ms  p95 ${ms(r.p95).padStart(7)} ms${r.note ? `  ${r.note}` : ''}`)
+  console.log(`${r.target.padEnd(9)} ${String(r.size).padStart(7)}  ${r.what.padEnd(28)} p50 ${formatMs(r.p50).padStart(7)} ms  p95 ${formatMs(r.p95).padStart(7)} ms${r.note ? `  ${r.note}` : ''}`)
 }
 
 async function run(target: string, size: number) {

@@ -14,7 +14,7 @@ import { createLogger } from '../../src/core/log'
 import { SETTINGS_TTL_MS } from '../../src/core/settings'
 import { plugins } from '../../plugins'
 import { startAiServer, TEST_MODEL } from '../../test/support/ai-server'
-import { freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
+import { freshDataDir, freshServerDatabase, quantile, redact, SERVER_URL, serverAvailable } from './support'
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8)
 const DURATION_S = Number(process.env.DURATION_S ?? 10)
@@ -41,7 +41,6 @@ function counting(db: Db, counter: { settings: number }): Db {
   }
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!
 
 interface Figure { reqPerS: number; p50: number; p99: number; settingsPerRequest: number }
 
@@ -101,7 +100,7 @@ async function measure(started: Awaited<ReturnType<typeof startApp>>): Promise<F
   const elapsedS = (performance.now() - t0) / 1000
   latencies.sort((a, b) => a - b)
   return {
-    reqPerS: latencies.length / elapsedS, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99),
+    reqPerS: latencies.length / elapsedS, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99),
     settingsPerRequest: (started.counter.settings - queriesBefore) / latencies.length,
   }
 }

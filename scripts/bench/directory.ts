@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs'
 import { strToU8, zipSync } from 'fflate'
 import { hashPassword } from '../../src/auth/password'
 import { containsPattern } from '../../plugins/directory/service'
-import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
+import { bootForBench, formatMs, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable, timed } from './support'
 
 const USERS = Number(process.env.USERS ?? 1000)
 const ENTRIES = Number(process.env.ENTRIES ?? 1000)
@@ -20,21 +20,8 @@ const SIGNED_IN = 20
 const TARGETS = (process.env.TARGETS ?? 'postgres,pglite').split(',')
 const PASSWORD = 'bench-password-1'
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1)
-async function timed(runs: number, work: (i: number) => Promise<void>) {
-  for (let i = 0; i < 5; i++) await work(i) // warm-up
-  const times: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now()
-    await work(i + 5)
-    times.push(performance.now() - start)
-  }
-  times.sort((a, b) => a - b)
-  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99) }
-}
 const print = (target: string, what: string, f: { p50: number; p95: number; p99: number }, note = '') =>
-  console.log(`${target.padEnd(9)} ${what.padEnd(34)} p50 ${ms(f.p50).padStart(7)} ms  p95 ${ms(f.p95).padStart(7)} ms  p99 ${ms(f.p99).padStart(7)} ms${note ? `  ${note}` : ''}`)
+  console.log(`${target.padEnd(9)} ${what.padEnd(34)} p50 ${formatMs(f.p50).padStart(7)} ms  p95 ${formatMs(f.p95).padStart(7)} ms  p99 ${formatMs(f.p99).padStart(7)} ms${note ? `  ${note}` : ''}`)
 
 let ipSeq = 0
 /** A fresh client address per request, so the per-address API limit never counts against the benchmark. */
@@ -108,7 +95,7 @@ async function run(target: string) {
         const res = await call(`/api/extensions${q ? `?q=${encodeURIComponent(q)}` : ''}`, { method: 'GET', token: who(i).token })
         if (res.status !== 200) throw new Error(`search answered ${res.status}: ${await res.text()}`)
         found += ((await res.json()) as { items: unknown[] }).items.length
-      })
+      }, 5)
       print(target, `GET /api/extensions ${what}`, f, `mean ${Math.round(found / (QUERIES + 5))} items`)
     }
     const pattern = containsPattern('icu')
@@ -130,7 +117,7 @@ async function run(target: string) {
       })
       if (res.status !== 200) throw new Error(`import answered ${res.status}: ${await res.text()}`)
       imported += ((await res.json()) as { imported: number }).imported
-    })
+    }, 5)
     print(target, `POST import ${IMPORT_SIZE} (JSON)`, json, `${imported} imported in all`)
     imported = 0
     const zipped = await timed(IMPORTS, async (i) => {
@@ -140,7 +127,7 @@ async function run(target: string) {
       const res = await call('/api/extensions/import-file', { method: 'POST', token: who(i).token, body: form })
       if (res.status !== 200) throw new Error(`import-file answered ${res.status}: ${await res.text()}`)
       imported += ((await res.json()) as { imported: number }).imported
-    })
+    }, 5)
     print(target, `POST import-file ${IMPORT_SIZE} (zip)`, zipped, `${imported} imported in all`)
   } finally {
     await booted.shutdown()

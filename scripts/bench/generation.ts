@@ -9,7 +9,7 @@
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) answers. Settings: ROUNDS (default 300).
 import { hashPassword } from '../../src/auth/password'
 import { startAiServer, TEST_MODEL } from '../../test/support/ai-server'
-import { bootForBench, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
+import { bootForBench, freshDataDir, freshServerDatabase, quantile, redact, sampleMs, SERVER_URL, serverAvailable } from './support'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 300)
 const PASSWORD = 'Correct-horse-battery-9'
@@ -23,21 +23,7 @@ const SOAP = {
 const gateway = await startAiServer()
 gateway.reply(() => NOTE)
 
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!
-}
 
-async function measure(rounds: number, once: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < 20; i++) await once() // warm-up: JIT, prepared statements, connections
-  const samples: number[] = []
-  for (let i = 0; i < rounds; i++) {
-    const started = performance.now()
-    await once()
-    samples.push(performance.now() - started)
-  }
-  return samples
-}
 
 async function run(target: 'pglite' | 'postgres'): Promise<void> {
   const server = target === 'postgres' ? await freshServerDatabase('bench_generation') : null
@@ -89,19 +75,19 @@ async function run(target: 'pglite' | 'postgres'): Promise<void> {
     }
 
     const figures: Array<[string, number[]]> = [
-      ['gateway, bare HTTP call', await measure(ROUNDS, bare)],
-      ['gateway through core.ai.generate', await measure(ROUNDS, core)],
-      ['POST /api/generate-soap (JSON)', await measure(ROUNDS, viaApp('application/json'))],
-      ['POST /api/generate-soap (event stream)', await measure(ROUNDS, viaApp('text/event-stream'))],
-      ['GET /api/models (a signed-in request, for scale)', await measure(ROUNDS, listing)],
+      ['gateway, bare HTTP call', await sampleMs(ROUNDS, bare)],
+      ['gateway through core.ai.generate', await sampleMs(ROUNDS, core)],
+      ['POST /api/generate-soap (JSON)', await sampleMs(ROUNDS, viaApp('application/json'))],
+      ['POST /api/generate-soap (event stream)', await sampleMs(ROUNDS, viaApp('text/event-stream'))],
+      ['GET /api/models (a signed-in request, for scale)', await sampleMs(ROUNDS, listing)],
     ]
     const fmt = (ms: number) => ms.toFixed(2).padStart(8)
     console.log(`\n${target}${server ? ` (${redact(SERVER_URL)})` : ''}: ${ROUNDS} requests per figure, one at a time (ms)`)
     console.log(`${'figure'.padEnd(50)} ${'p50'.padStart(8)} ${'p99'.padStart(8)}`)
-    for (const [name, samples] of figures) console.log(`${name.padEnd(50)} ${fmt(pct(samples, 0.5))} ${fmt(pct(samples, 0.99))}`)
+    for (const [name, samples] of figures) console.log(`${name.padEnd(50)} ${fmt(quantile(samples, 0.5))} ${fmt(quantile(samples, 0.99))}`)
     const base = figures[0]![1]
     for (const [name, samples] of figures.slice(2, 4)) {
-      console.log(`overhead of ${name.replace('POST /api/generate-soap ', '')} over the bare call: p50 ${(pct(samples, 0.5) - pct(base, 0.5)).toFixed(2)} ms, p99 ${(pct(samples, 0.99) - pct(base, 0.99)).toFixed(2)} ms`)
+      console.log(`overhead of ${name.replace('POST /api/generate-soap ', '')} over the bare call: p50 ${(quantile(samples, 0.5) - quantile(base, 0.5)).toFixed(2)} ms, p99 ${(quantile(samples, 0.99) - quantile(base, 0.99)).toFixed(2)} ms`)
     }
     const [usage] = await app.core.db.sql<{ n: number }>`select count(*)::int as n from clinical.ai_usage`
     console.log(`usage rows written: ${usage!.n}`)

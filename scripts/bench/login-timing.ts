@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config'
 import { hashPassword } from '../../src/auth/password'
 import { createLogger } from '../../src/core/log'
 import { plugins } from '../../plugins'
+import { quantile } from './support'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 60)
 const PASSWORD = 'Correct-horse-battery-9'
@@ -55,17 +56,13 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const name of names) samples[name].push(await once(name))
 }
 
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!
-}
 const fmt = (ms: number) => ms.toFixed(1).padStart(7)
 console.log(`POST /api/auth/login, ${ROUNDS} requests per case, interleaved (ms)\n`)
 console.log(`${'case'.padEnd(22)} ${'median'.padStart(7)} ${'p10'.padStart(7)} ${'p90'.padStart(7)}`)
 for (const name of names) {
-  console.log(`${name.padEnd(22)} ${fmt(pct(samples[name], 0.5))} ${fmt(pct(samples[name], 0.1))} ${fmt(pct(samples[name], 0.9))}`)
+  console.log(`${name.padEnd(22)} ${fmt(quantile(samples[name], 0.5))} ${fmt(quantile(samples[name], 0.1))} ${fmt(quantile(samples[name], 0.9))}`)
 }
-const medians = names.slice(0, 3).map((n) => pct(samples[n], 0.5))
+const medians = names.slice(0, 3).map((n) => quantile(samples[n], 0.5))
 const spread = Math.max(...medians) - Math.min(...medians)
 console.log(`\nlargest difference of the three refusal medians: ${spread.toFixed(1)} ms (${((spread / Math.min(...medians)) * 100).toFixed(1)}%)`)
 await app.shutdown()

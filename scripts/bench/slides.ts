@@ -6,7 +6,7 @@
 import { hashPassword } from '../../src/auth/password'
 import { buildPptx } from '../../plugins/learning/service-pptx'
 import { renderSlides } from '../../plugins/learning/service-slides'
-import { bootForBench, freshDataDir } from './support'
+import { bootForBench, freshDataDir, quantile, sampleMs } from './support'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 300)
 const PPTX_ROUNDS = Number(process.env.PPTX_ROUNDS ?? 30)
@@ -25,21 +25,9 @@ const deck = [
   ].join('\n')),
 ].join('\n')
 
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!
-}
 
-async function measure(rounds: number, once: () => Promise<void> | void): Promise<number[]> {
-  for (let i = 0; i < Math.min(20, rounds); i++) await once() // warm-up: JIT, Marp's and pptxgenjs's first runs
-  const samples: number[] = []
-  for (let i = 0; i < rounds; i++) {
-    const started = performance.now()
-    await once()
-    samples.push(performance.now() - started)
-  }
-  return samples
-}
+// warm-up: JIT, Marp's and pptxgenjs's first runs
+const measure = (rounds: number, once: () => Promise<void> | void) => sampleMs(rounds, once, Math.min(20, rounds))
 
 const app = await bootForBench({ DATA_DIR: freshDataDir('bench-slides'), DATABASE_URL: 'memory://', TRUST_PROXY: 'true', LOG_LEVEL: 'silent' })
 try {
@@ -88,7 +76,7 @@ try {
   console.log(`\n${SLIDES}-slide deck (${deck.length} characters; preview answered ${slides} slides; .pptx ${pptxBytes} bytes)`)
   console.log(`PGlite in memory, one request at a time; ${ROUNDS} previews, ${PPTX_ROUNDS} .pptx builds (ms)`)
   console.log(`${'figure'.padEnd(40)} ${'p50'.padStart(8)} ${'p99'.padStart(8)}`)
-  for (const [name, samples] of figures) console.log(`${name.padEnd(40)} ${fmt(pct(samples, 0.5))} ${fmt(pct(samples, 0.99))}`)
+  for (const [name, samples] of figures) console.log(`${name.padEnd(40)} ${fmt(quantile(samples, 0.5))} ${fmt(quantile(samples, 0.99))}`)
 } finally {
   await app.shutdown()
 }

@@ -124,3 +124,43 @@ export const median = (xs: number[]) => {
   const mid = Math.floor(s.length / 2)
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
+
+/** The p-th percentile (0 to 100, nearest rank) of samples sorted ascending. */
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+/** The q-quantile (0 to 1) of samples in any order, by the rank (n - 1) x q. */
+export const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * q))]!
+}
+
+/** Milliseconds as the tables print them: two decimals under 10, one above. */
+export const formatMs = (n: number) => n.toFixed(n < 10 ? 2 : 1)
+
+/**
+ * p50/p95/p99 of `runs` calls of `work` after 5 warm-up calls (given 0 to 4); the measured calls get
+ * `offset + i`, so work that must not repeat a warm-up's input (a fresh address, a new name) passes 5.
+ */
+export async function timed(runs: number, work: (i: number) => Promise<void>, offset = 0): Promise<{ p50: number; p95: number; p99: number }> {
+  for (let i = 0; i < 5; i++) await work(i)
+  const times: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now()
+    await work(offset + i)
+    times.push(performance.now() - start)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99) }
+}
+
+/** The time of each of `rounds` calls, in ms, after `warmup` calls that are not counted (JIT, caches, connections). */
+export async function sampleMs(rounds: number, once: () => Promise<void> | void, warmup = 20): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await once()
+  const samples: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now()
+    await once()
+    samples.push(performance.now() - started)
+  }
+  return samples
+}

@@ -10,7 +10,7 @@ import { openDb, rawSql, type Db } from '../../src/core/db'
 import { localEmbedding } from '../../src/core/embedder'
 import { openVectors, type Vectors } from '../../src/core/vectors'
 import { openPgVectors } from '../../src/core/vectors-pg'
-import { freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable } from './support'
+import { formatMs, freshDataDir, freshServerDatabase, redact, SERVER_URL, serverAvailable, timed } from './support'
 
 const SIZE = Number(process.env.SIZE ?? 100_000)
 const QUERIES = Number(process.env.QUERIES ?? 200)
@@ -37,19 +37,6 @@ const texts = Array.from({ length: SIZE + LATE }, () => words(8 + Math.floor(ran
 // A stored text with every fourth word left out: a reworded question, with a clear best match.
 const queries = Array.from({ length: QUERIES }, (_, i) => texts[Math.floor(rng(i + 7)() * SIZE)]!.split(' ').filter((_, k) => k % 4 !== 3).join(' '))
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1)
-async function timed(work: (i: number) => Promise<void>): Promise<{ p50: number; p95: number }> {
-  for (let i = 0; i < 5; i++) await work(i) // warm-up
-  const times: number[] = []
-  for (let i = 0; i < QUERIES; i++) {
-    const start = performance.now()
-    await work(i)
-    times.push(performance.now() - start)
-  }
-  times.sort((a, b) => a - b)
-  return { p50: percentile(times, 50), p95: percentile(times, 95) }
-}
 
 interface Target {
   name: string
@@ -121,13 +108,13 @@ async function run(target: Target) {
 
     const vectorsOf = queries.map((q) => localEmbedding(q))
     const truth: string[][] = []
-    const exact = await timed(async (i) => {
+    const exact = await timed(QUERIES, async (i) => {
       truth[i % QUERIES] = (await vectors.search(COLLECTION, vectorsOf[i % QUERIES]!, { topK: 10, exact: true })).map((m) => m.id)
     })
     let hits = 0
     let asked = 0
     let firsts = 0
-    const ann = await timed(async (i) => {
+    const ann = await timed(QUERIES, async (i) => {
       const found = await vectors.search(COLLECTION, vectorsOf[i % QUERIES]!, { topK: 10 })
       const expected = new Set(truth[i % QUERIES])
       hits += found.filter((m) => expected.has(m.id)).length
@@ -142,8 +129,8 @@ async function run(target: Target) {
     const lateMs = (performance.now() - lateStart) / LATE
     const recall = hits / asked
     const first = firsts / (QUERIES + 5)
-    const line = `| ${target.name} | ${SIZE.toLocaleString('en')} | ${insertS.toFixed(1)} s | ${buildS.toFixed(1)} s | ${ms(exact.p50)} / ${ms(exact.p95)} | `
-      + `${ms(ann.p50)} / ${ms(ann.p95)} | ${recall.toFixed(3)} | ${first.toFixed(3)} | ${ms(lateMs)} |`
+    const line = `| ${target.name} | ${SIZE.toLocaleString('en')} | ${insertS.toFixed(1)} s | ${buildS.toFixed(1)} s | ${formatMs(exact.p50)} / ${formatMs(exact.p95)} | `
+      + `${formatMs(ann.p50)} / ${formatMs(ann.p95)} | ${recall.toFixed(3)} | ${first.toFixed(3)} | ${formatMs(lateMs)} |`
     console.log(line)
     summary.push(line)
   } finally {
