@@ -80,6 +80,15 @@ describe.each(databaseTargets())('phone directory pages [%s]', (target) => {
       expect(body).toContain('1 entry.')
     })
 
+    it('shows a notice only for the page\'s own keys: `?notice=constructor` or `__proto__` is a plain page, not a 500', async () => {
+      const u = await fresh()
+      expect(await page('/directory?notice=added', u)).toContain('The entry was added.')
+      for (const key of ['constructor', '__proto__', 'toString']) {
+        const body = await page(`/directory?notice=${key}`, u)
+        expect(body).toContain('<div id="flash" class="" role="status"></div>')
+      }
+    })
+
     it('searches without JavaScript (the full page) and as you type (the results fragment)', async () => {
       const u = await fresh()
       await add(u, { location: 'Cardiology', name: 'Desk', number: '1000' })

@@ -81,6 +81,13 @@ export function formFailure(err: unknown): { errors?: Errors; flash: NonNullable
   return { errors: err.fields, flash: { kind: 'error', text: err.message }, headers: retryAfter ? { 'retry-after': retryAfter } : {} }
 }
 
+/**
+ * The notice of a Post/Redirect/Get answer by its `?notice=` key: a fixed text of the page's own, never the query's
+ * words; a key that is not the page's own (`constructor`, `__proto__`) is no notice.
+ */
+export const noticeOf = (notices: Readonly<Record<string, string>>, key: string | undefined): Flash =>
+  key && Object.hasOwn(notices, key) ? { kind: 'ok', text: notices[key]! } : null
+
 /** The bot-challenge token a form posts (Turnstile's field, or the API's name for it). */
 export const challengeToken = (fields: Record<string, string>, apiName: string): string | null =>
   fields['cf-turnstile-response'] ?? fields[apiName] ?? null

@@ -8,7 +8,7 @@ import { HttpError } from '../../src/core/errors'
 import { RowId } from '../../src/core/schema'
 import { bodyLimits } from '../../src/envelope'
 import { isFragment, type Flash } from '../../views/layout'
-import { FormBody, formFailure, formFields, html, redirect } from '../../views/page'
+import { FormBody, formFailure, formFields, html, noticeOf, redirect } from '../../views/page'
 import { clinicalPageKit } from '../clinical/pages/common'
 import type { ClinicalUser } from '../clinical/exports'
 import type { DirectoryState } from './index'
@@ -32,8 +32,6 @@ const NOTICES = {
   restored: 'The entry was restored.',
   purged: 'The entry was deleted for good.',
 } as const
-type NoticeKey = keyof typeof NOTICES
-const noticeOf = (key: string | undefined): Flash => (key && key in NOTICES ? { kind: 'ok', text: NOTICES[key as NoticeKey] } : null)
 
 const entryValues = (f: Record<string, string>): EntryValues => ({
   location: f.location ?? '', name: f.name ?? '', number: f.number ?? '', type: f.type ?? '', notes: f.notes ?? '',
@@ -68,7 +66,7 @@ export const directoryPages = (state: DirectoryState) => {
     .get('/directory', async ({ request, user, query }) => {
       const q = (query.q ?? '').trim()
       if (isFragment(request)) return results(user.id, q)
-      return page(user, { q, flash: noticeOf(query.notice) })
+      return page(user, { q, flash: noticeOf(NOTICES, query.notice) })
     }, { signedIn: true, query: SearchQuery })
     .post('/directory', async ({ request, user, body }) => {
       const values = entryValues(formFields(body))
@@ -97,7 +95,7 @@ export const directoryPages = (state: DirectoryState) => {
     .get('/directory/trash', async ({ request, user, query }) => {
       if (isFragment(request)) return trashList(user.id)
       const entries = await directory.listEntries(core, user.id, { trash: '1' })
-      return html(TrashPage({ base, user, entries, flash: noticeOf(query.notice) }))
+      return html(TrashPage({ base, user, entries, flash: noticeOf(NOTICES, query.notice) }))
     }, { signedIn: true, query: SearchQuery })
 
     // ---- import: upload and preview, then the options and the import ----

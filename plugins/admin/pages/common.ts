@@ -2,7 +2,7 @@
 // the session (anyone else gets the 403 page), the actor of an audited change, and the Post/Redirect/Get notices.
 import { HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
-import type { Errors, Flash } from '../../../views/layout'
+import type { Errors } from '../../../views/layout'
 import { formFailure } from '../../../views/page'
 import { hasRole, type ClinicalUser } from '../../clinical/exports'
 import type { Actor } from '../service'
@@ -14,9 +14,7 @@ export function requireAdmin(user: ClinicalUser): void {
 
 export const actorOf = (core: Core, user: { id: number }, request: Request): Actor => ({ id: user.id, ip: core.clientAddress(request) })
 
-/** The notice of a `?notice=` key: a fixed text of the page's own, never the query's words. */
-export const noticeOf = (notices: Readonly<Record<string, string>>, key: string | undefined): Flash =>
-  key && Object.hasOwn(notices, key) ? { kind: 'ok', text: notices[key]! } : null
+export { noticeOf } from '../../../views/page'
 
 /** A refused form as it is shown again: the messages by the fields (renamed to the form's own names) and one line. */
 export interface Refusal {

@@ -9,7 +9,7 @@ import { HttpError } from '../../../src/core/errors'
 import { RowId } from '../../../src/core/schema'
 import { bodyLimits } from '../../../src/envelope'
 import { isFragment, type Errors, type Flash } from '../../../views/layout'
-import { FormBody, formErrors, formFailure, formFields, hasErrors, html, redirect } from '../../../views/page'
+import { FormBody, formErrors, formFailure, formFields, hasErrors, html, noticeOf, redirect } from '../../../views/page'
 import { CLINICAL_API_RATE_RULE } from '../envelope'
 import { ConnectBody, UploadBody, WebDavPathBody } from '../models/files'
 import { MemoryBody, type EncounterListing, type Memory } from '../models/records'
@@ -51,8 +51,6 @@ const NOTICES = {
   'folder-saved': 'The export folder was saved.',
 } as const
 type NoticeKey = keyof typeof NOTICES
-const noticeOf = (key: string | undefined): Flash =>
-  key && key in NOTICES ? { kind: 'ok', text: NOTICES[key as NoticeKey] } : null
 
 /** What the voice sample says. */
 export const VOICE_SAMPLE_TEXT = 'This is how your notes and patient handouts sound when they are read aloud.'
@@ -149,7 +147,7 @@ export const recordPages = (state: ClinicalState) => {
     .get('/encounters', async ({ request, user, query }) => {
       const list = await encounterPage(user.id, query.page ?? 1)
       if (isFragment(request)) return html(EncounterList({ base, list }))
-      return html(EncountersPage({ base, user, list, flash: noticeOf(query.notice) }))
+      return html(EncountersPage({ base, user, list, flash: noticeOf(NOTICES, query.notice) }))
     }, { signedIn: true, query: t.Object({ ...NoticeQuery.properties, ...PageQuery.properties }) })
     .get('/encounters/:id', async ({ request, user, params, query }) => {
       const e = await encounterListing(user.id, params.id)
@@ -171,7 +169,7 @@ export const recordPages = (state: ClinicalState) => {
     .get('/memories', async ({ request, user, query }) => {
       const list = await memories.listMemories(core, user.id)
       if (isFragment(request)) return html(MemoriesContent({ base, memories: list }))
-      return memoriesPage(user, { memories: list, flash: noticeOf(query.notice) })
+      return memoriesPage(user, { memories: list, flash: noticeOf(NOTICES, query.notice) })
     }, { signedIn: true, query: NoticeQuery })
     .post('/memories', async ({ request, user, body }) => {
       const values = memoryValues(formFields(body))
@@ -228,7 +226,7 @@ export const recordPages = (state: ClinicalState) => {
     // ---- documents ----
     .get('/documents', async ({ request, user, query }) => {
       if (isFragment(request)) return html(DocumentList({ base, documents: await documents.listDocuments(core, user.id) }))
-      return documentsPage(user, { flash: noticeOf(query.notice) })
+      return documentsPage(user, { flash: noticeOf(NOTICES, query.notice) })
     }, { signedIn: true, query: NoticeQuery })
     // Without htmx (the form is not boosted: see UploadForm): Post/Redirect/Get, or the page again with the refusal.
     .post('/documents/upload', async ({ user, body }) => {
@@ -276,7 +274,7 @@ export const recordPages = (state: ClinicalState) => {
 
     // ---- preferences ----
     .get('/preferences', async ({ request, user, query }) => {
-      if (!isFragment(request)) return preferencesPage(user, { flash: noticeOf(query.notice) })
+      if (!isFragment(request)) return preferencesPage(user, { flash: noticeOf(NOTICES, query.notice) })
       const [speechNow, webdavNow] = await Promise.all([speechView(user.id), webdavView(user.id)])
       return html(PreferencesContent({ base, speech: speechNow, webdav: webdavNow }))
     }, { signedIn: true, query: NoticeQuery })

@@ -12,7 +12,7 @@ import { HttpError } from '../../../src/core/errors'
 import { RowId } from '../../../src/core/schema'
 import { bodyLimits, type BodyLimit } from '../../../src/envelope'
 import { isFragment, sizeInWords, type Errors, type Flash } from '../../../views/layout'
-import { FormBody, formFields, html, redirect } from '../../../views/page'
+import { FormBody, formFields, html, noticeOf, redirect } from '../../../views/page'
 import { clinicalPageKit } from '../../clinical/pages/common'
 import { hasRole, modelListing, type ClinicalUser } from '../../clinical/exports'
 import type { LearningState } from '../index'
@@ -49,7 +49,6 @@ const NOTICES: Record<string, string> = {
   'category-saved': 'The category was saved.',
   'category-deleted': 'The category was deleted.',
 }
-const noticeOf = (key: string | undefined): Flash => (key && NOTICES[key] ? { kind: 'ok', text: NOTICES[key]! } : null)
 const NoticeQuery = t.Object({ notice: t.Optional(t.String()), type: t.Optional(t.String()) })
 const IdParams = t.Object({ id: RowId() })
 
@@ -203,7 +202,7 @@ export const studioPages = (state: LearningState) => {
     // ---- the studio ----
     .get('/studio', ({ user, query }) => {
       author(user)
-      return studio(user, { flash: noticeOf(query.notice) })
+      return studio(user, { flash: noticeOf(NOTICES, query.notice) })
     }, { ...authorRoute, query: NoticeQuery })
     .post('/studio/generate', async ({ user, request, body }) => {
       author(user)
@@ -236,7 +235,7 @@ export const studioPages = (state: LearningState) => {
     // ---- categories ----
     .get('/studio/categories', async ({ user, query }) => {
       author(user)
-      return html(CategoriesPage({ ...(await categoriesView()), user, flash: noticeOf(query.notice) }))
+      return html(CategoriesPage({ ...(await categoriesView()), user, flash: noticeOf(NOTICES, query.notice) }))
     }, { ...authorRoute, query: NoticeQuery })
     .post('/studio/categories', async ({ user, request, body }) => {
       author(user)
@@ -351,7 +350,7 @@ export const studioPages = (state: LearningState) => {
       author(user)
       const c = await learning.getContentForAuthor(core, params.id)
       const models = await listing()
-      return editor(user, { values: valuesOfContent(c, models.defaultModel ?? ''), stored: storedOf(c), flash: noticeOf(query.notice) })
+      return editor(user, { values: valuesOfContent(c, models.defaultModel ?? ''), stored: storedOf(c), flash: noticeOf(NOTICES, query.notice) })
     }, { ...idRoute, query: NoticeQuery })
     .post('/studio/:id', ({ user, request, params, body }) => {
       author(user)

@@ -9,7 +9,7 @@ import { HttpError } from '../../../src/core/errors'
 import { RowId } from '../../../src/core/schema'
 import { bodyLimits } from '../../../src/envelope'
 import { isFragment, pageContext, type Errors, type Flash } from '../../../views/layout'
-import { FormBody, formErrors, formFailure, formFields, html, redirect } from '../../../views/page'
+import { FormBody, formErrors, formFailure, formFields, html, noticeOf, redirect } from '../../../views/page'
 import type { DocumentResponse } from '../models/documents'
 import { SECTION_NAME_MAX } from '../models/documents'
 import { CreateQuizBody, EXTRACTION_MODES, JobIdParams, TIME_LIMIT_MAX_MINUTES, type ExtractionMode } from '../models/extraction'
@@ -42,7 +42,6 @@ const NOTICES: Record<string, string> = {
   cancelled: 'The extraction was cancelled.',
   imported: 'The PDF was imported from the file server.',
 }
-const noticeOf = (done: string | undefined): Flash => (done && NOTICES[done] ? { kind: 'ok', text: NOTICES[done]! } : null)
 
 const isHtmx = (request: Request) => request.headers.get('hx-request') === 'true'
 /** A refused form's status: the service's for a plain post, 422 for htmx (see the top of this file). */
@@ -156,7 +155,7 @@ export const documentsPages = ({ core, pages }: QuizState) => {
     .get('', async ({ request, user, query }) => {
       requireModerator(user)
       if (isFragment(request)) return html(DocumentTable({ base, documents: await documents.listDocuments(core, user) }))
-      return documentsPage(user, { flash: noticeOf(query.done) })
+      return documentsPage(user, { flash: noticeOf(NOTICES, query.done) })
     }, { signedIn: true })
     .post('/upload', async ({ request, user, body }) => {
       requireModerator(user)
@@ -179,7 +178,7 @@ export const documentsPages = ({ core, pages }: QuizState) => {
       requireModerator(user)
       const view = await jobView(user, params.job_id)
       if (isFragment(request)) return html(JobBlock({ base, job: view.job, canCancel: view.canCancel }))
-      return html(JobPage({ ctx, user, ...view, flash: noticeOf(query.done) }))
+      return html(JobPage({ ctx, user, ...view, flash: noticeOf(NOTICES, query.done) }))
     }, { signedIn: true, params: JobIdParams })
     .post('/jobs/:job_id/cancel', async ({ request, user, params }) => {
       requireModerator(user)
@@ -206,7 +205,7 @@ export const documentsPages = ({ core, pages }: QuizState) => {
     .get('/jobs/:job_id/cancel', ({ params }) => redirect(jobUrl(base, params.job_id)), { signedIn: true, params: JobIdParams })
     .get('/:id', async ({ request, user, params, query }) => {
       requireModerator(user)
-      if (!isFragment(request)) return documentPage(user, params.id, { flash: noticeOf(query.done) })
+      if (!isFragment(request)) return documentPage(user, params.id, { flash: noticeOf(NOTICES, query.done) })
       // The status block polling itself; once processing has ended, the sections (now with their forms) come along.
       const document = await documents.getDocument(core, user, params.id)
       const { steps } = await documents.getProcessingSteps(core, user, params.id)
