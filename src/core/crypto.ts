@@ -79,10 +79,15 @@ export function createCrypto(key: Uint8Array): Crypto {
       const handle = await open(path, 'wx')
       try {
         let position = 0
+        // A write may take fewer bytes than given (a disk that just filled up): the rest is written again, so a
+        // short write ends in the disk's error, never in a file silently cut short.
         const put = async (bytes: Uint8Array) => {
-          if (bytes.length === 0) return
-          await handle.write(bytes, 0, bytes.length, position)
-          position += bytes.length
+          for (let done = 0; done < bytes.length;) {
+            const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position)
+            if (bytesWritten === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+            done += bytesWritten
+            position += bytesWritten
+          }
         }
         await put(Buffer.concat([Buffer.from([ENVELOPE_V1]), iv, Buffer.alloc(TAG_BYTES)]))
         let plain = 0

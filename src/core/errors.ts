@@ -35,7 +35,28 @@ export class HttpError extends Error {
     new HttpError(429, code, msg, undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterS))) } })
   static upstream = (code: string, cause: unknown, msg = 'Upstream service failed') => new HttpError(502, code, msg, undefined, { cause })
   static unavailable = (code: string, msg: string) => new HttpError(503, code, msg)
+  /** 507: a write the disk had no room for; `cause` is the file system's (or the database's) error. */
+  static diskFull = (cause: unknown, msg = DISK_FULL_MESSAGE) => new HttpError(507, 'disk_full', msg, undefined, { cause })
 }
+
+export const DISK_FULL_MESSAGE = 'The server\'s disk is full: the file was not stored'
+/** For a disk-full failure met outside a file write (the embedded database's own files, say). */
+export const DISK_FULL_NOTHING_SAVED = 'The server\'s disk is full: nothing was saved'
+/** Errno codes of a write refused for want of room: no space left, disk quota exceeded, file too large. */
+const DISK_FULL_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EFBIG'])
+/** SQLSTATE disk_full: the database server could not extend a file. */
+const DISK_FULL_SQLSTATE = '53100'
+
+/** True for a write refused for want of room: ENOSPC, EDQUOT or EFBIG from the file system, 53100 from the database. */
+export function isDiskFull(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const code = (err as { code?: unknown }).code
+  return (typeof code === 'string' && DISK_FULL_ERRNOS.has(code)) || pgErrorCode(err) === DISK_FULL_SQLSTATE
+}
+
+/** A disk-full failure as the 507 HttpError (with `msg`), anything else as it is. */
+export const asDiskFull = (err: unknown, msg = DISK_FULL_MESSAGE): unknown =>
+  !(err instanceof HttpError) && isDiskFull(err) ? HttpError.diskFull(err, msg) : err
 
 interface FieldProblem {
   location: string
@@ -167,6 +188,8 @@ type Reply = (request: Request, status: number, code: string, message: string, o
 function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer: Reply, code: string | number, error: unknown, request: Request, route?: string): Response {
   // A refusal thrown while the body is read (the body-limit macro) reaches here wrapped in Elysia's ParseError.
   if (code === 'PARSE' && error instanceof Error && error.cause instanceof HttpError) error = error.cause
+  // A full disk met anywhere (a file write, the embedded database) is 507, never a bare 500.
+  error = asDiskFull(error, DISK_FULL_NOTHING_SAVED)
   if (isDatabaseUnavailable(error)) {
     outage(error)
     const message = style === 'clinical' ? 'Request failed' : 'The service is temporarily unavailable, try again shortly'

@@ -1,12 +1,14 @@
 // File storage: a local folder under DATA_DIR (every service), and for the clinical documents an S3 bucket
 // when S3_* is set (Bun's built-in S3 client), else that same local folder served through short-lived
 // HMAC-signed links of the app. Keys are app-generated relative paths; anything that could leave the folder is
-// refused.
+// refused. A local write goes to a temporary name beside the key and is renamed once whole, so a key names a
+// complete file or none: a write that fails (a full disk answers 507 disk_full) leaves nothing behind.
 import { createHmac } from 'node:crypto'
-import { mkdir, rm, stat } from 'node:fs/promises'
+import { mkdir, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import type { Config } from '../config'
 import { constantTimeEqual } from './crypto'
+import { asDiskFull } from './errors'
 import { withTimeout } from './timeout'
 
 /** A write to object storage (up to a document upload's size) gives up after this. */
@@ -14,7 +16,11 @@ export const S3_WRITE_TIMEOUT_MS = 60_000
 /** A delete or an existence check gives up after this. */
 export const S3_CALL_TIMEOUT_MS = 15_000
 
+/** The suffix of a local file being written; such a file never stays once its write has ended. */
+export const PARTIAL_SUFFIX = '.part'
+
 export interface Storage {
+  /** Stores the bytes under the key whole, or not at all; 507 disk_full when the disk has no room for them. */
   put(key: string, data: Blob | Uint8Array | ArrayBuffer): Promise<void>
   /** The stored file, or null. */
   get(key: string): Promise<Blob | null>
@@ -65,8 +71,15 @@ export function createLocalStorage(root: string, linkSecret?: string): Storage {
     s3: null,
     async put(key, data) {
       const full = path(key)
-      await mkdir(dirname(full), { recursive: true })
-      await Bun.write(full, data)
+      const partial = `${full}.${crypto.randomUUID()}${PARTIAL_SUFFIX}`
+      try {
+        await mkdir(dirname(full), { recursive: true })
+        await Bun.write(partial, data)
+        await rename(partial, full)
+      } catch (err) {
+        await rm(partial, { force: true }).catch(() => {})
+        throw asDiskFull(err)
+      }
     },
     async get(key) {
       const full = path(key)

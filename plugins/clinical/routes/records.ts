@@ -148,7 +148,8 @@ const audioBackupRoutes = ({ core, auth }: ClinicalState) => {
           'dropped. 415 when it is not audio: bytes that are plainly something else, or neither bytes nor name telling an audio type.',
           `400 for an empty file or no \`audio\` field; 413 over ${AUDIO_BACKUP_MAX_BYTES} bytes (a declared Content-Length over the limit is`,
           'refused before the body is read). The file is gzip-compressed, then encrypted (AES-256-GCM with DATA_ENCRYPTION_KEY,',
-          `a leading version byte 0x01). ${SESSION}`,
+          'a leading version byte 0x01). 507 `disk_full` when the server\'s disk has no room for it (nothing is kept).',
+          SESSION,
         ].join(' '),
       },
     })

@@ -8,7 +8,7 @@ import { readdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileTypeFromBuffer } from 'file-type'
 import { ENVELOPE_HEADER_BYTES, ENVELOPE_V1 } from '../../../src/core/crypto'
-import { HttpError } from '../../../src/core/errors'
+import { asDiskFull, HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
 import {
   AUDIO_BACKUP_LIFETIME_HOURS, AUDIO_BACKUP_LIST_MAX, AUDIO_BACKUP_MAX_BYTES, DEFAULT_MODULE, type AudioBackup,
@@ -106,7 +106,7 @@ export async function createAudioBackup(core: Core, userId: number, file: File, 
     return { id: row!.id }
   } catch (err) {
     await removeFile(path)
-    throw err
+    throw asDiskFull(err)
   }
 }
 

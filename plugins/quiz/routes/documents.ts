@@ -28,6 +28,7 @@ export const documentRoutes = ({ core, auth }: QuizState) => {
           '413 when the file (or the declared Content-Length) is over MAX_UPLOAD_SIZE bytes;',
           '415 when the content is not a PDF (checked by its leading bytes, whatever its name);',
           '400 for an empty file. A damaged or password-protected PDF is accepted here and ends `failed`.',
+          '507 `disk_full` when the server\'s disk has no room for the file: nothing is kept, and the same upload works once there is room.',
         ].join(' '),
       },
     })
