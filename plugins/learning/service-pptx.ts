@@ -6,6 +6,7 @@ import { Marp } from '@marp-team/marp-core'
 import PptxGenJS from 'pptxgenjs'
 import type { Token } from 'markdown-it'
 import { HttpError } from '../../src/core/errors'
+import { INVISIBLE_CHARS } from '../../src/core/storage'
 import { PPTX_SLIDES_MAX } from './model'
 
 /** Characters of the title kept in the file name. */
@@ -25,7 +26,8 @@ const rfc5987 = (s: string) => encodeURIComponent(s.toWellFormed()).replace(/['(
 
 /** `attachment` with the ASCII name (pptxFileName) and the title's own characters as RFC 5987 `filename*`. */
 export function pptxContentDisposition(title: string): string {
-  const own = title.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f\\/:*?"<>|]+/g, '').replace(/\s+/g, ' ').trim().replace(/^\.+/, '')
+  // Zero-width and direction characters go too: they can disguise the extension the name ends with.
+  const own = title.normalize('NFC').replace(INVISIBLE_CHARS, '').replace(/[\\/:*?"<>|]+/g, '').replace(/\s+/g, ' ').trim().replace(/^\.+/, '')
   const unicode = `${[...own].slice(0, PPTX_FILE_NAME_MAX).join('').trim() || 'slides'}.pptx`
   return `attachment; filename="${pptxFileName(title)}"; filename*=UTF-8''${rfc5987(unicode)}`
 }

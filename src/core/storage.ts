@@ -99,10 +99,24 @@ export function createLocalStorage(root: string, linkSecret?: string): Storage {
   }
 }
 
+/** Control, zero-width and direction characters (and the BOM): invisible, and able to disguise an extension. */
+export const INVISIBLE_CHARS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g
+
+/**
+ * A file name as it may be saved: no folder part, no invisible character, no leading dot (a hidden file where it
+ * lands); a name that is only dots and an extension becomes `document.ext`; an empty one becomes `fallback`.
+ */
+export function visibleFileName(name: string, fallback = 'document'): string {
+  const visible = (name.split(/[\\/]/).pop() ?? '').replace(INVISIBLE_CHARS, '').trim()
+  const onlyExtension = /^[\s.]*(\.[A-Za-z0-9]{1,8})$/.exec(visible)
+  return onlyExtension ? `document${onlyExtension[1]}` : visible.replace(/^[\s.]+/, '') || fallback
+}
+
 /** `attachment` with the name as ASCII (quoted) and as UTF-8 (RFC 6266 / 5987). */
 export function attachmentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
-  const utf8 = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  // toWellFormed: an unpaired surrogate (which encodeURIComponent throws on) becomes U+FFFD.
+  const utf8 = encodeURIComponent(name.toWellFormed()).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${ascii}"; filename*=UTF-8''${utf8}`
 }
 

@@ -4,7 +4,7 @@
 // route of this app whose link carries an HMAC signature and an expiry.
 import { fileTypeFromBlob } from 'file-type'
 import { HttpError } from '../../../src/core/errors'
-import { attachmentDisposition } from '../../../src/core/storage'
+import { attachmentDisposition, visibleFileName } from '../../../src/core/storage'
 import type { Core } from '../../../src/plugin'
 import type { BodyLimit } from '../../../src/envelope'
 import { DESCRIPTION_MAX, DOCUMENT_MAX_BYTES, type StoredDocument } from '../models/files'
@@ -65,10 +65,10 @@ export const ALLOWED_TYPES: Record<string, AllowedType> = {
 /** What a client sends when it does not know the type: the extension and the content then decide. */
 const UNDECLARED = new Set(['', 'application/octet-stream'])
 
-/** The name a file was uploaded with, without any folder part or control character; never empty. */
+/** The name a file was uploaded with, without any folder part, control character or leading dot; never empty. */
 export function cleanFilename(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, '').trim()
-  const chars = [...(base || 'document')]
+  const base = visibleFileName(name ?? '')
+  const chars = [...base]
   if (chars.length <= FILENAME_MAX) return chars.join('')
   // Long names keep their extension.
   const ext = /\.[A-Za-z0-9]{1,8}$/.exec(base)?.[0] ?? ''

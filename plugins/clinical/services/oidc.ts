@@ -3,14 +3,13 @@
 // the browser by a short-lived cookie and spent once. Plain functions over the core services; the controller
 // (routes/oidc.ts) reads the binding cookie and turns their results into redirects, cookies and pages.
 import { randomBytes } from 'node:crypto'
-import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic'
+import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2Tokens } from 'arctic'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { constantTimeEqual, randomToken, sha256Hex } from '../../../src/core/crypto'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
 import { checkOutboundUrl, OUTBOUND_ADDRESS_RULE } from '../../../src/core/outbound'
-import { withTimeout } from '../../../src/core/timeout'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
 import type { AuditWriter } from '../audit'
@@ -205,16 +204,28 @@ async function acceptState(core: Core, input: CallbackInput): Promise<StateClaim
 
 async function exchangeCode(core: Core, settings: OidcSettings, provider: ProviderMetadata, code: string, verifier: string) {
   await assertSafeProviderUrl(core, provider.token_endpoint, 'The identity provider\'s token endpoint')
-  const client = new OAuth2Client(settings.clientId, settings.clientSecret || null, redirectUri(core))
+  // The request arctic's validateAuthorizationCode makes, without following redirects (arctic's fetch does): a
+  // redirect would carry the code, the verifier and the client secret to an address no rule has checked.
+  const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri(core), code_verifier: verifier })
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }
+  if (settings.clientSecret) headers.authorization = `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret}`).toString('base64')}`
+  else body.set('client_id', settings.clientId)
+  let status: number
+  let data: unknown
   try {
-    // arctic's request takes no signal: the race bounds how long the sign-in waits.
-    return await withTimeout(client.validateAuthorizationCode(provider.token_endpoint, code, verifier), OIDC_HTTP_TIMEOUT_MS, 'token request')
+    const res = await fetch(provider.token_endpoint, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(OIDC_HTTP_TIMEOUT_MS) })
+    status = res.status
+    data = await res.json().catch(() => null)
   } catch (err) {
-    if (err instanceof OAuth2RequestError && err.code === 'invalid_grant') {
-      throw HttpError.badRequest('code_rejected', 'The identity provider refused the sign-in code (it was used or has expired): start the sign-in again')
-    }
     throw HttpError.upstream('oidc_token_failed', err, OIDC_MESSAGES.unreachable)
   }
+  if ((status === 400 || status === 401) && (data as { error?: unknown } | null)?.error === 'invalid_grant') {
+    throw HttpError.badRequest('code_rejected', 'The identity provider refused the sign-in code (it was used or has expired): start the sign-in again')
+  }
+  if (status !== 200 || typeof data !== 'object' || data === null) {
+    throw HttpError.upstream('oidc_token_failed', new Error(`token endpoint answered ${status}`), OIDC_MESSAGES.unreachable)
+  }
+  return new OAuth2Tokens(data)
 }
 
 interface IdentityClaims {

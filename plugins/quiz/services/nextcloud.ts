@@ -6,6 +6,7 @@
 import type { FileStat, WebDAVClient } from 'webdav'
 import { HttpError } from '../../../src/core/errors'
 import { checkServer, fileServerError, normaliseRemotePath, webdavCall as call, webdavClient, WEBDAV_TIMEOUT_MS } from '../../../src/core/webdav'
+import { attachmentDisposition, visibleFileName } from '../../../src/core/storage'
 import type { Core } from '../../../src/plugin'
 import type { FilesResponse, NextcloudBody, RemoteItem } from '../models/nextcloud'
 
@@ -51,13 +52,8 @@ export async function listFiles(core: Core, input: NextcloudBody): Promise<Files
   return { path, items: [...dirs, ...pdfs] }
 }
 
-/** `attachment` with the name as ASCII (quoted) and as UTF-8 (RFC 6266 / 5987). */
-export function attachmentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
-  // toWellFormed: an unpaired surrogate (which encodeURIComponent throws on) becomes U+FFFD.
-  const utf8 = encodeURIComponent(name.toWellFormed()).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${utf8}`
-}
+/** `attachment` with the remote file's name made safe to save (no invisible characters, no leading dots). */
+export const remoteFileDisposition = (remoteName: string): string => attachmentDisposition(visibleFileName(remoteName, 'document.pdf'))
 
 /**
  * POST /nextcloud/download: the PDF streamed through. 400 when the name does not end in .pdf or the path is a
@@ -109,7 +105,7 @@ export async function downloadFile(core: Core, input: NextcloudBody): Promise<Re
   const body = res.body.pipeThrough(limit)
   const headers: Record<string, string> = {
     'content-type': 'application/pdf',
-    'content-disposition': attachmentDisposition(name),
+    'content-disposition': remoteFileDisposition(name),
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
   }
