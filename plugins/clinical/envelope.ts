@@ -5,8 +5,11 @@ import type { Core, ServiceDefinition } from '../../src/plugin'
 import type { RateRule } from '../../src/core/ratelimit'
 import { AUTH_COOKIE } from './cookies'
 
-/** spec 2, limits: all `/api/*` requests, per client address. `/api/health` is exempt (load balancers poll it). */
-export const CLINICAL_API_RATE_RULE: RateRule = { name: 'clinical.api', limit: 200, windowS: 60 }
+/**
+ * spec 2, limits: all `/api/*` requests, per client address. `/api/health` is exempt (load balancers poll it). Checked
+ * on every request, so batched: counted in memory and reconciled with the other processes (src/core/ratelimit.ts).
+ */
+export const CLINICAL_API_RATE_RULE: RateRule = { name: 'clinical.api', limit: 200, windowS: 60, mode: 'batched' }
 
 /** JSON and form bodies (transcripts, notes, markdown) stay under this; uploads declare their own (spec 2, limits). */
 export const CLINICAL_BODY_LIMIT = 2 * 1024 * 1024

@@ -416,7 +416,9 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       if (kinds.length === 0) return false
       // Claimable: pending; or running and held by a process whose heartbeat went stale; or, for a holder with no
       // heartbeat row (an inline run, a queue never started, a swept row), running past its lease. A holder with a
-      // fresh heartbeat keeps its job even when a lease renewal is late.
+      // fresh heartbeat keeps its job even when a lease renewal is late. This process never reclaims its own jobs:
+      // it is alive, and on PGlite a burst of queries resolves without yielding to timers, so its heartbeat can
+      // go stale while its workers run (test/queue-compare.test.ts, burst).
       const [job] = await db.sql<ClaimedJob>`
         update core.jobs set status = 'running', locked_by = ${workerId}, locked_process = ${processId}, attempts = attempts + 1,
           lease_until = now() + ${leaseInterval}::interval, started_at = coalesce(started_at, now())
@@ -424,7 +426,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
           select j.id from core.jobs j
           left join core.job_workers w on w.id = j.locked_process
           where j.kind = any(${kinds}::text[])
-            and (j.status = 'pending' or (j.status = 'running' and case
+            and (j.status = 'pending' or (j.status = 'running' and j.locked_process is distinct from ${processId} and case
               when w.id is null then j.lease_until < now()
               else w.heartbeat_at < now() - w.heartbeat_ms * ${STALE_HEARTBEATS} * interval '1 millisecond'
             end))

@@ -1,9 +1,23 @@
-// Rate limits keyed by (rule, subject), in PostgreSQL so every process on one database agrees.
-// A sliding log: each allowed hit is a row; a hit is allowed while fewer than `limit` rows lie inside the last
-// window. Refused hits are not recorded, so Retry-After is exact: the moment the oldest hit in the window
-// leaves it. A per-key advisory lock makes concurrent hits count one after another.
+// Rate limits keyed by (rule, subject), in PostgreSQL so every process on one database agrees. A rule says its mode:
+// - strict (the default: login, password reset, registration, mail, 2FA, contact, AI use): a sliding log in
+//   core.rate_hits. Each allowed hit is a row; a hit is allowed while fewer than `limit` rows lie inside the last
+//   window. Refused hits are not recorded, so Retry-After is exact: the moment the oldest hit in the window leaves it.
+//   A per-key advisory lock makes concurrent hits, of any process, count one after another.
+// - batched (a large limit checked on every request: the API-wide rule): no database work per hit. Each process keeps
+//   its own hits in memory (a sliding log, exact within the process); every RATE_FLUSH_MS one statement adds them to
+//   per-slot counts in core.rate_counts and reads the other processes' counts of every key it holds. A key new to the
+//   process reads its counts once first.
+//   Tolerance across P processes: in any window a key gets at most `limit` plus the hits the other processes admitted
+//   for it in the last 2 × RATE_FLUSH_MS and one statement's time (written by them, then read here), and never more
+//   than P × limit. A process killed without its shutdown flush loses the hits it admitted since its last flush.
+//   The other processes' hits are counted by slot (1 s for a window up to a minute), a slot as long as any of it lies
+//   in the window: on that side the window is up to one slot longer, never shorter. Retry-After is exact for this
+//   process's hits, up to one slot late for the others', and never above the window.
 import type { Db } from './db'
 import { HttpError } from './errors'
+import type { Logger } from './log'
+
+export type RateMode = 'strict' | 'batched'
 
 export interface RateRule {
   /** Stable name, part of the key: `quiz.login`. */
@@ -12,6 +26,11 @@ export interface RateRule {
   windowS: number
   /** The message of the 429. */
   message?: string
+  /**
+   * `strict` (default): exact across processes, one transaction per hit. `batched`: counted in memory and reconciled
+   * with the database every RATE_FLUSH_MS, within the tolerance above; for large limits checked on every request.
+   */
+  mode?: RateMode
 }
 
 export interface RateDecision {
@@ -25,41 +44,282 @@ export interface RateLimiter {
   hit(rule: RateRule, subject: string): Promise<RateDecision>
   /** Records one hit, or throws 429 (with Retry-After) when over the rule. */
   consume(rule: RateRule, subject: string): Promise<void>
+  /** Forgets a subject's hits (a batched rule: the database's and this process's; other processes keep their own). */
   reset(rule: RateRule, subject: string): Promise<void>
   /** Deletes hits older than any rule's window. */
   sweep(): Promise<number>
+  /** Writes the batched hits held in memory and reads the other processes' counts (the timer does it every RATE_FLUSH_MS). */
+  flush(): Promise<void>
+  /** Flushes and stops the timer: the clean-shutdown hook. */
+  close(): Promise<void>
+  /** The limiter inside a transaction: strict hits in it (they roll back with it), batched ones shared with this one. */
+  bind(db: Db): RateLimiter
 }
 
-export function createRateLimiter(db: Db, now: () => number = Date.now): RateLimiter {
-  const limiter: RateLimiter = {
-    hit: (rule, subject) =>
-      db.transaction(async (tx) => {
-        const t = now()
-        const windowStart = new Date(t - rule.windowS * 1000).toISOString()
-        await tx.sql`select pg_advisory_xact_lock(hashtext(${rule.name}), hashtext(${subject}))`
-        const [inWindow] = await tx.sql<{ n: number; oldest: Date | string | null }>`
-          select count(*)::int as n, min(at) as oldest from core.rate_hits
-          where rule = ${rule.name} and subject = ${subject} and at > ${windowStart}`
-        const n = inWindow?.n ?? 0
-        if (n >= rule.limit) {
-          const oldest = new Date(inWindow!.oldest!).getTime()
-          return { allowed: false, remaining: 0, retryAfterS: Math.max(1, Math.ceil((oldest + rule.windowS * 1000 - t) / 1000)) }
-        }
-        await tx.sql`insert into core.rate_hits (rule, subject, at) values (${rule.name}, ${subject}, ${new Date(t).toISOString()})`
-        return { allowed: true, remaining: rule.limit - n - 1, retryAfterS: 0 }
-      }),
-    async consume(rule, subject) {
-      const d = await limiter.hit(rule, subject)
-      if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
-    },
-    async reset(rule, subject) {
-      await db.sql`delete from core.rate_hits where rule = ${rule.name} and subject = ${subject}`
-    },
-    async sweep() {
-      // The longest window of any rule is an hour; a day leaves a wide margin.
-      const rows = await db.sql`delete from core.rate_hits where at < now() - interval '1 day' returning rule`
-      return rows.length
-    },
+export interface RateLimiterOptions {
+  /** How often batched hits are written and the other processes' read (default RATE_FLUSH_MS). */
+  flushMs?: number
+  log?: Pick<Logger, 'warn'>
+  /** Registers the shutdown flush (Core.onShutdown). */
+  onShutdown?: (fn: () => Promise<void>) => void
+}
+
+export const RATE_FLUSH_MS = 250
+/** A batched rule's window is counted in about this many slots in the database (one second at least). */
+const SLOTS_PER_WINDOW = 60
+
+/**
+ * A batched key in memory. `hits` are this process's admitted hits (ms, ascending): the last `unwritten` are not in
+ * the database yet, the `writing` before them are being written, the rest are in `written` (slot → hits).
+ */
+interface Tally {
+  readonly rule: RateRule
+  readonly subject: string
+  hits: number[]
+  writing: number
+  unwritten: number
+  written: Map<number, number>
+  /** Slot start (epoch s) → the other processes' hits there, as of the last reconcile. */
+  others: Map<number, number>
+  lastMs: number
+}
+
+const slotS = (rule: RateRule) => Math.max(1, Math.ceil(rule.windowS / SLOTS_PER_WINDOW))
+const slotOf = (rule: RateRule, ms: number) => Math.floor(ms / 1000 / slotS(rule)) * slotS(rule)
+/** The first slot inside the window that ends at `ms`: it counts whole. */
+const firstSlot = (rule: RateRule, ms: number) => slotOf(rule, ms - rule.windowS * 1000)
+const keyOf = (rule: RateRule, subject: string) => `${rule.name}\n${subject}`
+
+/** The index of the first value above `ms` in an ascending list. */
+function firstAbove(list: number[], ms: number): number {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (list[mid]! > ms) hi = mid
+    else lo = mid + 1
   }
-  return limiter
+  return lo
+}
+
+function decide(tally: Tally, t: number): RateDecision {
+  const { rule } = tally
+  const windowMs = rule.windowS * 1000
+  const oldest = firstAbove(tally.hits, t - windowMs)
+  const own = tally.hits.length - oldest
+  const from = firstSlot(rule, t)
+  let others = 0
+  for (const [slot, n] of tally.others) if (slot >= from) others += n
+  if (own + others < rule.limit) {
+    // Ascending even if the clock steps back.
+    tally.lastMs = Math.max(t, tally.lastMs)
+    tally.hits.push(tally.lastMs)
+    tally.unwritten++
+    return { allowed: true, remaining: rule.limit - own - others - 1, retryAfterS: 0 }
+  }
+  // The moment enough hits have left the window: this process's leave `windowMs` after they were made, the other
+  // processes' once their whole slot has; both lists are in order, so walk them together.
+  const slots = [...tally.others].filter(([slot]) => slot >= from).sort((a, b) => a[0] - b[0])
+  let excess = own + others - rule.limit + 1
+  let i = oldest
+  let s = 0
+  let at = t + windowMs
+  while (excess > 0 && (i < tally.hits.length || s < slots.length)) {
+    const mine = i < tally.hits.length ? tally.hits[i]! + windowMs : Infinity
+    const theirs = s < slots.length ? (slots[s]![0] + slotS(rule)) * 1000 + windowMs : Infinity
+    if (mine <= theirs) {
+      at = mine
+      i++
+      excess--
+    } else {
+      at = theirs
+      excess -= slots[s]![1]
+      s++
+    }
+  }
+  return { allowed: false, remaining: 0, retryAfterS: Math.min(rule.windowS, Math.max(1, Math.ceil((at - t) / 1000))) }
+}
+
+function hitStrict(db: Db, rule: RateRule, subject: string, t: number): Promise<RateDecision> {
+  return db.transaction(async (tx) => {
+    const windowStart = new Date(t - rule.windowS * 1000).toISOString()
+    await tx.sql`select pg_advisory_xact_lock(hashtext(${rule.name}), hashtext(${subject}))`
+    const [inWindow] = await tx.sql<{ n: number; oldest: Date | string | null }>`
+      select count(*)::int as n, min(at) as oldest from core.rate_hits
+      where rule = ${rule.name} and subject = ${subject} and at > ${windowStart}`
+    const n = inWindow?.n ?? 0
+    if (n >= rule.limit) {
+      const oldest = new Date(inWindow!.oldest!).getTime()
+      return { allowed: false, remaining: 0, retryAfterS: Math.max(1, Math.ceil((oldest + rule.windowS * 1000 - t) / 1000)) }
+    }
+    await tx.sql`insert into core.rate_hits (rule, subject, at) values (${rule.name}, ${subject}, ${new Date(t).toISOString()})`
+    return { allowed: true, remaining: rule.limit - n - 1, retryAfterS: 0 }
+  })
+}
+
+export function createRateLimiter(db: Db, now: () => number = Date.now, opts: RateLimiterOptions = {}): RateLimiter {
+  const flushMs = opts.flushMs ?? RATE_FLUSH_MS
+  const tallies = new Map<string, Tally>()
+  const loading = new Map<string, Promise<Tally>>()
+  let timer: ReturnType<typeof setInterval> | null = null
+  let chain: Promise<void> = Promise.resolve()
+  let reconciling = false
+  let closed = false
+
+  const startTimer = () => {
+    if (timer || closed) return
+    timer = setInterval(() => void (reconciling || flush()), flushMs)
+    timer.unref?.()
+  }
+  const stopTimer = () => {
+    if (timer) clearInterval(timer)
+    timer = null
+  }
+
+  /** The key's tally; a key new to this process first reads what the database holds for its window. */
+  const tallyOf = (rule: RateRule, subject: string): Tally | Promise<Tally> => {
+    const key = keyOf(rule, subject)
+    const known = tallies.get(key)
+    if (known) return known
+    let load = loading.get(key)
+    if (!load) {
+      load = (async () => {
+        const t = now()
+        const rows = await db.sql<{ slot: number; hits: number }>`
+          select slot, hits from core.rate_counts where rule = ${rule.name} and subject = ${subject} and slot >= ${firstSlot(rule, t)}`
+        const others = new Map(rows.map((r) => [r.slot, r.hits]))
+        const tally: Tally = { rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others, lastMs: t }
+        tallies.set(key, tally)
+        startTimer()
+        return tally
+      })().finally(() => loading.delete(key))
+      loading.set(key, load)
+    }
+    return load
+  }
+
+  /** One statement: adds this process's new hits to their slots and reads every held key's slots in its window. */
+  const reconcile = async () => {
+    reconciling = true
+    const t = now()
+    const held: Tally[] = []
+    const delta = new Map<string, { rule: string; subject: string; slot: number; hits: number }>()
+    for (const [key, tally] of tallies) {
+      const { rule, hits } = tally
+      const from = firstSlot(rule, t)
+      // Hits whose slot left the window go, written or not: no process counts them any more.
+      let gone = 0
+      while (gone < hits.length && slotOf(rule, hits[gone]!) < from) gone++
+      hits.splice(0, gone)
+      tally.unwritten = Math.min(tally.unwritten, hits.length)
+      for (const map of [tally.written, tally.others]) for (const slot of map.keys()) if (slot < from) map.delete(slot)
+      if (hits.length + tally.others.size === 0 && t - tally.lastMs > rule.windowS * 1000) {
+        tallies.delete(key)
+        continue
+      }
+      tally.writing = tally.unwritten
+      tally.unwritten = 0
+      for (const ms of hits.slice(hits.length - tally.writing)) {
+        const slot = slotOf(rule, ms)
+        const row = delta.get(`${key}\n${slot}`) ?? { rule: rule.name, subject: tally.subject, slot, hits: 0 }
+        row.hits++
+        delta.set(`${key}\n${slot}`, row)
+      }
+      held.push(tally)
+    }
+    if (held.length === 0) {
+      stopTimer()
+      reconciling = false
+      return
+    }
+    const d = [...delta.values()]
+    try {
+      const rows = await db.sql<{ rule: string; subject: string; slot: number; hits: number }>`
+        with delta (rule, subject, slot, hits) as (
+          select * from unnest(${d.map((r) => r.rule)}::text[], ${d.map((r) => r.subject)}::text[],
+                               ${d.map((r) => r.slot)}::bigint[], ${d.map((r) => r.hits)}::int[])
+        ), added as (
+          insert into core.rate_counts as c (rule, subject, slot, hits)
+          select rule, subject, slot, hits from delta
+          on conflict (rule, subject, slot) do update set hits = c.hits + excluded.hits
+          returning c.rule, c.subject, c.slot, c.hits
+        ), held (rule, subject, since) as (
+          select * from unnest(${held.map((h) => h.rule.name)}::text[], ${held.map((h) => h.subject)}::text[],
+                               ${held.map((h) => firstSlot(h.rule, t))}::bigint[])
+        )
+        select rule, subject, slot, hits from added
+        union all
+        select c.rule, c.subject, c.slot, c.hits from core.rate_counts c join held h on h.rule = c.rule and h.subject = c.subject
+        where c.slot >= h.since
+          and not exists (select 1 from delta d where d.rule = c.rule and d.subject = c.subject and d.slot = c.slot)`
+      const counts = new Map<string, Array<[number, number]>>()
+      for (const r of rows) {
+        const key = `${r.rule}\n${r.subject}`
+        const list = counts.get(key) ?? []
+        list.push([r.slot, r.hits])
+        counts.set(key, list)
+      }
+      for (const tally of held) {
+        const end = tally.hits.length - tally.unwritten
+        for (const ms of tally.hits.slice(end - tally.writing, end)) {
+          const slot = slotOf(tally.rule, ms)
+          tally.written.set(slot, (tally.written.get(slot) ?? 0) + 1)
+        }
+        tally.writing = 0
+        tally.others = new Map()
+        for (const [slot, hits] of counts.get(keyOf(tally.rule, tally.subject)) ?? []) {
+          const theirs = hits - (tally.written.get(slot) ?? 0)
+          if (theirs > 0) tally.others.set(slot, theirs)
+        }
+      }
+    } catch (err) {
+      // Held for the next flush: the hits still count here, the other processes see them later.
+      for (const tally of held) {
+        tally.unwritten += tally.writing
+        tally.writing = 0
+      }
+      opts.log?.warn({ err, keys: held.length }, 'rate limits: batched hits not written, held for the next flush')
+    } finally {
+      reconciling = false
+    }
+  }
+
+  const flush = (): Promise<void> => (chain = chain.then(reconcile))
+
+  const over = (db: Db): RateLimiter => {
+    const limiter: RateLimiter = {
+      async hit(rule, subject) {
+        if (rule.mode !== 'batched') return hitStrict(db, rule, subject, now())
+        const tally = tallyOf(rule, subject)
+        return decide(tally instanceof Promise ? await tally : tally, now())
+      },
+      async consume(rule, subject) {
+        const d = await limiter.hit(rule, subject)
+        if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
+      },
+      async reset(rule, subject) {
+        tallies.delete(keyOf(rule, subject))
+        await db.sql`delete from core.rate_hits where rule = ${rule.name} and subject = ${subject}`
+        await db.sql`delete from core.rate_counts where rule = ${rule.name} and subject = ${subject}`
+      },
+      async sweep() {
+        // The longest window of any rule is an hour; a day leaves a wide margin.
+        const hits = await db.sql`delete from core.rate_hits where at < now() - interval '1 day' returning rule`
+        const slots = await db.sql`
+          delete from core.rate_counts where slot < extract(epoch from now())::bigint - 86400 returning rule`
+        return hits.length + slots.length
+      },
+      flush,
+      async close() {
+        closed = true
+        stopTimer()
+        await flush()
+      },
+      bind: over,
+    }
+    return limiter
+  }
+  const root = over(db)
+  opts.onShutdown?.(() => root.close())
+  return root
 }
