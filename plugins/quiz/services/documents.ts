@@ -1,11 +1,11 @@
 // Spec 1, Documents: upload, processing (a job), visibility, sections.
 // Upload stores the file, then writes the row and enqueues `quiz.document.process` in one transaction. The job
-// reads the PDF with unpdf (PDF.js), keeps each page's text in quiz.document_pages (the source of truth) and indexes
-// overlapping page chunks in the document's own vector collection `quiz_doc_<id>`. Its steps are the document's
-// processing steps.
+// reads the PDF with unpdf (PDF.js, see pdf-text.ts), keeps each page's text in quiz.document_pages (the source of
+// truth) and indexes overlapping page chunks in the document's own vector collection `quiz_doc_<id>`, chunking and
+// embedding pages as they are read. Its steps are the document's processing steps.
 import { fileTypeFromBuffer } from 'file-type'
-import { extractText, getDocumentProxy } from 'unpdf'
 import { rawSql as raw, type Db } from '../../../src/core/db'
+import type { Embedder } from '../../../src/core/embedder'
 import type { BodyLimit } from '../../../src/envelope'
 import { HttpError } from '../../../src/core/errors'
 import { defineJob, JobCancelled, type GiveUpContext, type GiveUpOutcome, type JobContext, type JobHandler, type JobStep } from '../../../src/core/jobs'
@@ -15,6 +15,7 @@ import {
   ORIGINAL_FILENAME_MAX, type DocumentResponse, type DocumentStatus, type ProcessingStep, type SectionBody, type SectionResponse,
 } from '../models/documents'
 import { hasRole, type QuizUser } from './accounts'
+import { PdfTextError, readPdfPages, type ReadPagesOptions } from './pdf-text'
 import { quizEmbedder } from './question-index'
 
 export const PROCESS_DOCUMENT_JOB = 'quiz.document.process'
@@ -268,22 +269,56 @@ class DocumentFailure extends Error {
   }
 }
 
-async function readPdf(bytes: Uint8Array): Promise<{ totalPages: number; text: string[] }> {
-  let pdf
+async function readPdf(bytes: Uint8Array, opts: ReadPagesOptions): Promise<{ totalPages: number; text: string[] }> {
   try {
-    pdf = await getDocumentProxy(bytes, { verbosity: 0, isEvalSupported: false, useSystemFonts: false, stopAtErrors: false })
+    return await readPdfPages(bytes, opts)
   } catch (err) {
-    const name = (err as { name?: string })?.name
-    throw new DocumentFailure('read', name === 'PasswordException' ? MESSAGES.passwordProtected : MESSAGES.unreadable, { cause: err })
+    if (!(err instanceof PdfTextError)) throw err
+    if (err.stage === 'extract') throw new DocumentFailure('extract', MESSAGES.unreadable, { cause: err.cause })
+    throw new DocumentFailure('read', err.password ? MESSAGES.passwordProtected : MESSAGES.unreadable, { cause: err.cause })
   }
-  try {
-    const { totalPages, text } = await extractText(pdf, { mergePages: false })
-    // NUL cannot be stored in a PostgreSQL text column.
-    return { totalPages, text: text.map((t) => t.replaceAll('\u0000', '')) }
-  } catch (err) {
-    throw new DocumentFailure('extract', MESSAGES.unreadable, { cause: err })
-  } finally {
-    await pdf.destroy().catch(() => {})
+}
+
+/**
+ * Chunks pages as they are read (in page order) and embeds the chunks in batches of EMBED_BATCH, one call at a time,
+ * while the rest of the document is read. `finish` sends the last batch and answers every chunk with its vector; a
+ * failed call is the index step's failure, told only then (after the read and extract steps, as in a run that
+ * embeds once everything is read).
+ */
+function chunkEmbedder(embedder: Embedder) {
+  const chunks: TextChunk[] = []
+  const vectors: number[][] = []
+  let sent = 0
+  let calls: Promise<void> = Promise.resolve()
+  let failure: { cause: unknown } | null = null
+  const send = (texts: string[]) => {
+    calls = calls.then(async () => {
+      if (failure) return
+      try {
+        vectors.push(...(await embedder.embed(texts)))
+      } catch (err) {
+        failure = { cause: err }
+      }
+    })
+  }
+  const sendBatches = (all: boolean) => {
+    while (chunks.length - sent >= EMBED_BATCH || (all && sent < chunks.length)) {
+      const end = Math.min(chunks.length, sent + EMBED_BATCH)
+      send(chunks.slice(sent, end).map((c) => c.text))
+      sent = end
+    }
+  }
+  return {
+    addPage(page: number, text: string) {
+      for (const chunk of chunkPage(page, text)) chunks.push(chunk)
+      sendBatches(false)
+    },
+    async finish(): Promise<{ chunks: TextChunk[]; vectors: number[][] }> {
+      sendBatches(true)
+      await calls
+      if (failure) throw new DocumentFailure('index', MESSAGES.indexFailed, failure)
+      return { chunks, vectors }
+    },
   }
 }
 
@@ -312,7 +347,10 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
     await ctx.step('Processing started', { name: 'start', status: 'completed' })
     const blob = await core.storage.get(doc.storage_key)
     if (!blob) throw new DocumentFailure('read', 'The uploaded file is missing from storage')
-    const { totalPages, text } = await readPdf(new Uint8Array(await blob.arrayBuffer()))
+    const embedding = chunkEmbedder(await quizEmbedder(core))
+    const { totalPages, text } = await readPdf(new Uint8Array(await blob.arrayBuffer()), {
+      signal: ctx.signal, onPage: (page, pageText) => embedding.addPage(page, pageText),
+    })
     await core.db.sql`update quiz.documents set total_pages = ${totalPages} where id = ${documentId}`
     await ctx.step(`Read ${totalPages} page${totalPages === 1 ? '' : 's'}`, { name: 'read', status: 'completed' })
 
@@ -331,20 +369,11 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
       await ctx.step('Nothing to index', { name: 'index', status: 'skipped' })
     } else {
       await ctx.step(`Extracted text from ${withText} of ${totalPages} pages`, { name: 'extract', status: 'completed' })
-      const chunks = text.flatMap((t, i) => chunkPage(i + 1, t))
+      const { chunks, vectors } = await embedding.finish()
       await core.vectors.drop(collection)
-      const embedder = await quizEmbedder(core)
       for (let i = 0; i < chunks.length; i += UPSERT_BATCH) {
         const batch = chunks.slice(i, i + UPSERT_BATCH)
-        const vectors: number[][] = []
-        for (let j = 0; j < batch.length; j += EMBED_BATCH) {
-          try {
-            vectors.push(...(await embedder.embed(batch.slice(j, j + EMBED_BATCH).map((c) => c.text))))
-          } catch (err) {
-            throw new DocumentFailure('index', MESSAGES.indexFailed, { cause: err })
-          }
-        }
-        await core.vectors.upsert(collection, batch.map((c, j) => ({ id: c.id, vector: vectors[j]!, text: c.text })))
+        await core.vectors.upsert(collection, batch.map((c, j) => ({ id: c.id, vector: vectors[i + j]!, text: c.text })))
         await ctx.throwIfCancelled()
       }
       await ctx.step(`Indexed ${chunks.length} text chunk${chunks.length === 1 ? '' : 's'}`, { name: 'index', status: 'completed' })
