@@ -92,7 +92,8 @@ function validationProblems(error: ValidationError, request: Request, route?: st
     const path = 'path' in e && typeof e.path === 'string' ? e.path : ''
     const message = ('summary' in e && e.summary) || ('message' in e && e.message) || 'Invalid value'
     const field = path ? path.replace(/^\//, '').replaceAll('/', '.') : (property?.field ?? '')
-    return { location, field, message: String(message) }
+    // Elysia's "Expected … but found: <value>" repeats what was sent: a password or key among it must not come back.
+    return { location, field, message: String(message).replace(/ but found: [\s\S]*$/, '') }
   })
   return problems.length > 0 ? problems : [{ location, field: property?.field ?? '', message: 'Invalid input' }]
 }

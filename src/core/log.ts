@@ -11,20 +11,42 @@ export type Logger = pino.Logger
 type Destination = { flushSync(): void; _writing?: boolean }
 const destinations = new WeakMap<Logger, Destination>()
 
+const loggerOptions = (level: string): pino.LoggerOptions => ({
+  level,
+  base: undefined,
+  timestamp: pino.stdTimeFunctions.isoTime,
+  formatters: { level: (label) => ({ level: label }) },
+  redact: {
+    paths: ['password', '*.password', 'token', '*.token', 'authorization', '*.authorization', 'api_key', '*.api_key', 'secret', '*.secret'],
+    censor: '[redacted]',
+  },
+})
+
+/** Receives every line (JSON and its newline) of every logger made while it is installed. */
+export type LogSink = (line: string) => void
+let capture: LogSink | null = null
+
+/**
+ * Tests only: from now on createLogger's loggers write every line, at the most verbose level, to `sink`, and
+ * print to stdout only what the requested level lets through (nothing for 'silent'). null ends the capture.
+ */
+export function captureLogs(sink: LogSink | null): void {
+  capture = sink
+}
+
 export function createLogger(level: string = 'info'): Logger {
+  if (capture) return capturedLogger(level, capture)
   const destination = pino.destination({ dest: 1, sync: false })
-  const log = pino({
-    level,
-    base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: {
-      paths: ['password', '*.password', 'token', '*.token', 'authorization', '*.authorization', 'api_key', '*.api_key', 'secret', '*.secret'],
-      censor: '[redacted]',
-    },
-  }, destination)
+  const log = pino(loggerOptions(level), destination)
   destinations.set(log, destination)
   return log
+}
+
+function capturedLogger(level: string, sink: LogSink): Logger {
+  const captured = { write: sink }
+  if (level === 'silent') return pino(loggerOptions('trace'), captured)
+  const printed = pino.destination({ dest: 1, sync: true })
+  return pino(loggerOptions('trace'), pino.multistream([{ level: 'trace', stream: captured }, { level: level as pino.Level, stream: printed }]))
 }
 
 /** Writes out buffered lines; for the moments before process.exit. */

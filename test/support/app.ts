@@ -10,6 +10,7 @@ import { createLogger } from '../../src/core/log'
 import { migrate } from '../../src/core/migrate'
 import { plugins } from '../../plugins'
 import { createThrowawayDatabase, type ThrowawayDatabase } from './database'
+import { captureLoggerLines, rememberEnvSecrets, watchExchange } from './secrets'
 
 export type DatabaseTarget = 'pglite' | 'postgres'
 
@@ -87,7 +88,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     server = await freshServerDatabase()
     databaseUrl = server.url
   }
-  const config = loadConfig({
+  const env = {
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
@@ -97,9 +98,12 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     LOG_LEVEL: process.env.LOG_LEVEL,
     DATABASE_POOL_SIZE: '4',
     ...opts.env,
-  })
+  }
+  rememberEnvSecrets(env)
+  const config = loadConfig(env)
   const log = createLogger(config.logLevel)
   const bootOpts: BootOptions = { log, ...opts.boot }
+  if (opts.boot?.log) captureLoggerLines(opts.boot.log, 'app, the test\'s logger')
   if (target === 'pglite' && !bootOpts.db) bootOpts.pgliteTemplate = await pgliteTemplate()
   const booted = await boot(config, plugins, bootOpts)
 
@@ -112,7 +116,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     if (token) h.set('authorization', `Bearer ${token}`)
     h.set('x-forwarded-for', ip ?? '10.0.0.1')
     if (h.has('cookie') && !h.has('origin') && !h.has('sec-fetch-site') && !h.has('referer')) h.set('sec-fetch-site', 'same-origin')
-    return booted.fetch(new Request(`http://localhost${path}`, { ...rest, headers: h }))
+    // Every exchange is checked for secrets where they must not be (test/support/secrets.ts).
+    return watchExchange(new Request(`http://localhost${path}`, { ...rest, headers: h }), rest.body, (r) => booted.fetch(r))
   }
   const withBody = (method: string) => (path: string, body?: unknown, o: RequestOptions = {}) =>
     request(path, {

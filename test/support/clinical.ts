@@ -6,10 +6,12 @@ import clinicalPlugin from '../../plugins/clinical'
 import type { ClinicalState } from '../../plugins/clinical/state'
 import { startTestApp, type DatabaseTarget, type TestApp } from './app'
 import { freshIp, uniqueEmail } from './quiz'
+import { rememberSecret } from './secrets'
 
 export { freshIp, settle, uniqueEmail } from './quiz'
 
 export const CLINICAL_PASSWORD = 'Correct-horse-battery-9'
+rememberSecret('password', CLINICAL_PASSWORD)
 /** Request headers of a browser (cookie transport) and of the mobile app (Bearer transport). */
 export const WEB = { 'x-client': 'web' } as const
 export const MOBILE = { 'x-client': 'mobile' } as const
@@ -42,6 +44,7 @@ export const flushAudit = (app: TestApp): Promise<void> => clinicalState(app).au
 /** Inserts a user straight into clinical.users; returns its id. */
 export async function insertUser(app: TestApp, spec: UserSpec): Promise<number> {
   hashed ??= hashPassword(CLINICAL_PASSWORD)
+  if (!spec.password?.startsWith('hash:')) rememberSecret('password', spec.password)
   const hash = spec.password?.startsWith('hash:') ? spec.password.slice(5) : spec.password ? await hashPassword(spec.password) : await hashed
   const [row] = await app.db.sql<{ id: number }>`
     insert into clinical.users (name, email, password_hash, role, email_verified, disabled)

@@ -2,10 +2,12 @@
 // and the checks of spec 1's response shapes (UserResponse, error detail, 422 field locations).
 import { expect } from 'bun:test'
 import type { TestApp } from './app'
+import { rememberSecret } from './secrets'
 import type { ReceivedMail } from './smtp'
 
 export const API = '/quiz/api'
 export const PASSWORD = 'correct-horse-1'
+rememberSecret('password', PASSWORD)
 
 let emailSeq = 0
 export const uniqueEmail = (tag: string) => `${tag}-${Date.now().toString(36)}-${++emailSeq}@example.test`

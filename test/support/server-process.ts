@@ -1,7 +1,9 @@
 // The real server as a child process (`bun src/main.ts`), for tests that stop it from outside: kill -9 at a chosen
-// moment, SIGTERM for a clean stop. Its output is kept so a failing test can show what the server said.
+// moment, SIGTERM for a clean stop. Its output is kept so a failing test can show what the server said, and goes
+// line by line to the secrets check (test/support/secrets.ts), with the secrets of the environment it is given.
 import type { Subprocess } from 'bun'
 import { join } from 'node:path'
+import { lineCapture, rememberEnvSecrets } from './secrets'
 
 const ROOT_DIR = join(import.meta.dir, '..', '..')
 
@@ -39,6 +41,7 @@ export async function startServer(env: Record<string, string>, opts: { bare?: bo
   const port = await freePort()
   const { DATABASE_URL: _, ...inherited } = process.env
   const base = opts.bare ? Object.fromEntries(BARE_ENV.filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) : inherited
+  rememberEnvSecrets(env)
   const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: ROOT_DIR,
     env: { ...base, HOST: '127.0.0.1', PORT: String(port), ...env },
@@ -47,12 +50,18 @@ export async function startServer(env: Record<string, string>, opts: { bare?: bo
     stderr: 'pipe',
   })
   let output = ''
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
+  const drain = async (stream: ReadableStream<Uint8Array>, name: string) => {
     const decoder = new TextDecoder()
     const reader = stream.getReader()
-    for (let r = await reader.read(); !r.done; r = await reader.read()) output += decoder.decode(r.value, { stream: true })
+    const lines = lineCapture(`server process ${name}`)
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      const text = decoder.decode(r.value, { stream: true })
+      output += text
+      lines.write(text)
+    }
+    lines.end()
   }
-  const drained = Promise.all([drain(proc.stdout), drain(proc.stderr)])
+  const drained = Promise.all([drain(proc.stdout, 'stdout'), drain(proc.stderr, 'stderr')])
   const url = `http://127.0.0.1:${port}`
   const until = Date.now() + SERVER_START_TIMEOUT_MS
   for (;;) {

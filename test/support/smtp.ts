@@ -2,6 +2,7 @@
 // read what arrived. Mail is sent in the background, so tests wait for a message rather than expect it at once.
 import { SMTPServer } from 'smtp-server'
 import type { AddressInfo } from 'node:net'
+import { rememberMailSecrets } from './secrets'
 
 export interface ReceivedMail {
   from: string
@@ -47,6 +48,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         const mail = parseMail(raw, session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           session.envelope.rcptTo.map((r) => r.address.toLowerCase()))
         messages.push(mail)
+        rememberMailSecrets(`${mail.text}\n${mail.html ?? ''}`)
         for (const w of [...waiters]) {
           if (w.predicate(mail)) {
             waiters.delete(w)
