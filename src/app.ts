@@ -95,7 +95,8 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     log,
     jobs,
     kv: createKv(db),
-    rateLimit: createRateLimiter(db, now),
+    // Batched rules flush their counts at shutdown, before the database closes.
+    rateLimit: createRateLimiter(db, now, { log, onShutdown: (fn) => void shutdownTasks.push(fn) }),
     mail: createMailer(config.mail, log, { stored: storedSmtpSettings(settings, crypto, log), outbox: { db, crypto, now } }),
     settings,
     metrics: createMetrics(),
@@ -202,7 +203,11 @@ function buildApp(
   const owner = owners[0]!
   const service = owner.service!
   const limits = bodyLimitGate(core, style, service.bodyLimit)
-  let app: AnyElysia = new Elysia({ name: `app.${style}`, prefix: base })
+  // encodeSchema off: a response is still cleaned and checked against its schema (compiled), but not run through
+  // TypeBox's transform encoder, which walked every value of a response with an integer in it (Elysia's t.Integer is
+  // a transform) and was a fifth of the bank listing's time. The only transforms in the response schemas are
+  // t.Integer's, whose encode returns the value as it is (scripts/bench/http.ts, README there).
+  let app: AnyElysia = new Elysia({ name: `app.${style}`, prefix: base, encodeSchema: false })
     .use(errorMapper(style, core.log, {
       outage,
       page: (status, message) => ErrorPage({ status, message, base, brand: service.brand }) as string,
@@ -256,7 +261,7 @@ async function runInTransaction<R>(root: Core, fn: (tx: Core) => Promise<R>): Pr
       mail: root.mail.bind(db, afterCommit),
       vectors: root.vectors.bind(db),
       kv: createKv(db),
-      rateLimit: createRateLimiter(db, root.now),
+      rateLimit: root.rateLimit.bind(db),
       inTransaction: true,
       transaction: (inner) => inner(tx),
       afterCommit: async (task) => afterCommit(task),

@@ -1,9 +1,23 @@
-// The baseline of scripts/bench/http.ts: a bare Bun.serve that does the work of GET {quiz}/api/auth/me without
-// the framework: verify the HS256 bearer token (jose, audience "quiz"), read the user row by id through openDb,
-// check the token version, answer the same JSON. Reads PORT, HOST, JWT_SECRET, DATA_DIR, DATABASE_URL,
-// DATABASE_POOL_SIZE like the server does (JWT_SECRET must be set: no generated secret here).
+// The baseline of scripts/bench/http.ts: a bare Bun.serve doing the database work of the three hot authenticated
+// reads without the framework, through the app's own openDb (the same driver) and token helpers:
+// - GET /quiz/api/auth/me: verify the HS256 bearer token (audience "quiz"), read the user row by id, check the
+//   token version, look up the token's signed-out mark (core.kv), answer the user (plugins/quiz/services/accounts.ts
+//   userFromToken);
+// - GET /api/auth/me: the clinical session check of plugins/clinical/guard.ts (services/sessions.ts authenticate):
+//   the token (Bearer, else the cookie), verify it (audience "clinical"), its SHA-256, the user row joined with its
+//   session row, the disabled, legacy-token and web idle checks, the throttled session touch (on writes only, so
+//   none on a GET), the in-memory API-call count stored every 5 s; answer the profile from that row. The API rate
+//   rule is left out on purpose: the figures compare the read itself;
+// - GET /quiz/api/questions/bank: the quiz user check above, then the default first page (50 newest, no filter):
+//   the page's ids with the count of every match in one scan, and the page's rows with the app's own SQL
+//   (QUESTION_ROWS of plugins/quiz/services/bank.ts).
+// Reads PORT, HOST, JWT_SECRET, DATA_DIR, DATABASE_URL, DATABASE_POOL_SIZE like the server does (JWT_SECRET must be
+// set: no generated secret here).
+import { readCookie } from '../../src/auth/cookie'
 import { bearerToken, verifyToken } from '../../src/auth/jwt'
+import { sha256Hex } from '../../src/core/crypto'
 import { openDb } from '../../src/core/db'
+import { QUESTION_ROWS } from '../../plugins/quiz/services/bank'
 
 const secret = process.env.JWT_SECRET
 if (!secret) throw new Error('JWT_SECRET must be set')
@@ -13,7 +27,9 @@ const db = await openDb({
   poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10),
 })
 
-interface UserRow {
+// ---- quiz -------------------------------------------------------------------------------------------------
+
+interface QuizUserRow {
   id: number
   email: string
   name: string
@@ -21,23 +37,119 @@ interface UserRow {
   is_verified: boolean
   unthrottled: boolean
   token_version: number
-  created_at: Date | string
+  created_at: Date
 }
 
-const unauthorized = () =>
+const quizUnauthorized = () =>
   Response.json({ detail: 'Not authenticated' }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
 
-async function me(request: Request): Promise<Response> {
+async function quizUser(request: Request): Promise<QuizUserRow | null> {
   const token = bearerToken(request.headers.get('authorization'))
   const claims = token ? await verifyToken(secret!, 'quiz', token) : null
   const id = Number(claims?.sub)
-  if (!claims || !Number.isInteger(id)) return unauthorized()
-  const [row] = await db.sql<UserRow>`
+  if (!claims || !Number.isInteger(id)) return null
+  const [row] = await db.sql<QuizUserRow>`
     select id, email, name, role, is_verified, unthrottled, token_version, created_at from quiz.users where id = ${id}`
-  if (!row || row.token_version !== claims.ver) return unauthorized()
+  if (!row || row.token_version !== claims.ver) return null
+  if (typeof claims.jti === 'string') {
+    const [mark] = await db.sql<{ value: unknown }>`
+      select value from core.kv where key = ${`quiz:signed-out:${claims.jti}`} and (expires_at is null or expires_at > now())`
+    if (mark) return null
+  }
+  return row
+}
+
+async function quizMe(request: Request): Promise<Response> {
+  const row = await quizUser(request)
+  if (!row) return quizUnauthorized()
   return Response.json({
-    id: row.id, email: row.email, name: row.name, role: row.role, created_at: new Date(row.created_at).toISOString(),
+    id: row.id, email: row.email, name: row.name, role: row.role, created_at: row.created_at.toISOString(),
     is_verified: row.is_verified, unthrottled: row.unthrottled,
+  })
+}
+
+async function bankPage(request: Request): Promise<Response> {
+  const user = await quizUser(request)
+  if (!user) return quizUnauthorized()
+  const moderator = user.role === 'moderator' || user.role === 'admin'
+  const more = await db.sql<{ id: number; total: number }>`
+    select q.id, count(*) over ()::int as total from quiz.questions q where true
+    order by q.id desc limit ${50} offset ${0}`
+  const ids = more.map((r) => r.id)
+  const rows = ids.length === 0 ? [] : await db.sql<{ id: number; options: unknown; tags: unknown }>`${QUESTION_ROWS(moderator, ids)}`
+  const byId = new Map(rows.map((r) => [r.id, {
+    ...r, options: Array.isArray(r.options) ? r.options.map(String) : [], tags: r.tags ?? [],
+  }]))
+  return Response.json({ total: more[0]?.total ?? 0, questions: ids.map((id) => byId.get(id)).filter((r) => r !== undefined) })
+}
+
+// ---- clinical ---------------------------------------------------------------------------------------------
+
+interface ClinicalRow {
+  id: number
+  name: string
+  email: string
+  role: string
+  email_verified: boolean
+  totp_enabled: boolean
+  disabled: boolean
+  can_local_auth: boolean
+  created_at: Date
+  session_id: string | null
+  client: 'web' | 'mobile' | null
+  last_activity: Date | null
+}
+
+const WEB_IDLE_LIMIT_MS = 24 * 3600 * 1000
+const SESSION_TOUCH_THROTTLE_MS = 10 * 60 * 1000
+const clinicalUnauthorized = (error: string) =>
+  Response.json({ success: false, error }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
+
+let apiCalls = new Map<number, number>()
+setInterval(async () => {
+  const batch = apiCalls
+  apiCalls = new Map()
+  for (const [userId, n] of batch) await db.sql`update clinical.users set api_calls = api_calls + ${n} where id = ${userId}`
+}, 5_000).unref()
+
+async function clinicalMe(request: Request): Promise<Response> {
+  const token = bearerToken(request.headers.get('authorization')) ?? readCookie(request, 'app_auth')
+  if (!token) return clinicalUnauthorized('Not authenticated')
+  const now = Date.now()
+  const claims = await verifyToken(secret!, 'clinical', token, now)
+  const userId = Number(claims?.sub)
+  if (!claims || !Number.isSafeInteger(userId)) return clinicalUnauthorized('Invalid or expired token')
+  const tokenHash = sha256Hex(token)
+  const [row] = await db.sql<ClinicalRow>`
+    select u.id, u.name, u.email, u.role, u.email_verified, u.totp_enabled, u.disabled, u.can_local_auth, u.created_at,
+           s.id as session_id, s.client, s.last_activity
+    from clinical.users u
+    left join clinical.user_sessions s on s.token_hash = ${tokenHash} and s.user_id = u.id
+    where u.id = ${userId}`
+  if (!row) return clinicalUnauthorized('Invalid or expired token')
+  if (row.disabled) return clinicalUnauthorized('Account disabled')
+  if (row.session_id === null) {
+    if (typeof claims.sid === 'string') return clinicalUnauthorized('Session revoked')
+    const [other] = await db.sql<{ n: number }>`select count(*)::int as n from clinical.user_sessions where user_id = ${userId}`
+    if (other!.n > 0) return clinicalUnauthorized('Session revoked')
+  } else {
+    const idleMs = now - row.last_activity!.getTime()
+    if (row.client === 'web' && idleMs > WEB_IDLE_LIMIT_MS) {
+      await db.sql`delete from clinical.user_sessions where token_hash = ${tokenHash}`
+      return clinicalUnauthorized('Session expired after 24 hours of inactivity')
+    }
+    // A GET is no write: the session is touched (at most every 10 minutes) on POST, PUT, PATCH and DELETE only.
+    if (request.method !== 'GET' && idleMs > SESSION_TOUCH_THROTTLE_MS) {
+      await db.sql`update clinical.user_sessions set last_activity = ${new Date(now).toISOString()} where token_hash = ${tokenHash}`
+    }
+  }
+  apiCalls.set(row.id, (apiCalls.get(row.id) ?? 0) + 1)
+  return Response.json({
+    success: true,
+    user: {
+      id: row.id, name: row.name, email: row.email, role: row.role, totp_enabled: row.totp_enabled,
+      email_verified: row.email_verified, canLocalAuth: row.can_local_auth,
+    },
   })
 }
 
@@ -46,7 +158,9 @@ const server = Bun.serve({
   hostname: process.env.HOST ?? '127.0.0.1',
   async fetch(request) {
     const path = new URL(request.url).pathname
-    if (path === '/quiz/api/auth/me') return me(request)
+    if (path === '/quiz/api/auth/me') return quizMe(request)
+    if (path === '/api/auth/me') return clinicalMe(request)
+    if (path === '/quiz/api/questions/bank') return bankPage(request)
     if (path === '/api/health') return Response.json({ ok: true })
     return new Response('Not found', { status: 404 })
   },

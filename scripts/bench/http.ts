@@ -1,34 +1,65 @@
-// Requests per second of GET {quiz}/api/auth/me (Bearer token) on one core, against a bare Bun.serve doing the
-// same work (scripts/bench/bare-server.ts: verify the HS256 token, read the user row by id through openDb).
-// The server under test runs pinned to CPU SERVER_CPU (`taskset -c 0`), the load generator to LOAD_CPU
-// (`taskset -c 1`); the PostgreSQL server, when used, is not pinned. The ratio bare/app is the framework's cost.
+// Requests per second of the hot authenticated reads on one core, the app against a bare Bun.serve doing the same
+// database work with the same driver (scripts/bench/bare-server.ts):
+// - quiz me: GET {quiz}/api/auth/me with the quiz Bearer token;
+// - clinical me: GET /api/auth/me with a clinical (mobile) Bearer token; each request comes from another client
+//   address (X-Forwarded-For, TRUST_PROXY=1), so the API rate rule of 200 per minute per address refuses none; the
+//   app does that rule's work, the bare server does not;
+// - bank list: GET {quiz}/api/questions/bank, the default first page (50 of BANK_QUESTIONS seeded questions, with
+//   categories, source quizzes and tags).
+// The server under test runs pinned to CPU SERVER_CPU (`taskset -c 0`), the load generator to LOAD_CPU (`taskset
+// -c 1`); the PostgreSQL server, when used, is not pinned. Each server answers every read; ROUNDS rounds start each
+// server once, in a rotating order, so the configurations are interleaved; the table has the medians over the
+// rounds and the spread (min to max) of req/s. app / bare is the share of the bare server's throughput the app
+// reaches (1.00 = no framework cost).
 //
-//   bun scripts/bench/http.ts                 (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 LOADGEN=wrk|autocannon)
+//   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
+//                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare TARGETS=pglite,postgres
+//                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info)
 //
-// Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL
-// answers, on a fresh database of it. The app runs once with LOG_LEVEL=warn (like the bare server, which
-// logs nothing) and once with the default LOG_LEVEL=info (one log line per request).
-import { rmSync } from 'node:fs'
+// Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on
+// a fresh database of it. The app runs at its default LOG_LEVEL=info (the request log line is part of the product)
+// and with LOG_LEVEL=warn (no line per request, like the bare server).
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freshDataDir, freshServerDatabase, redact, ROOT_DIR, SERVER_URL, serverAvailable, spawnServer, type Spawned } from './support'
+import { openDb, type Db } from '../../src/core/db'
+import { freshDataDir, freshServerDatabase, median, redact, ROOT_DIR, SERVER_URL, serverAvailable, spawnServer, type Spawned } from './support'
 
+const list = (name: string, all: string) => (process.env[name] ?? all).split(',').map((s) => s.trim()).filter(Boolean)
 const DURATION_S = Number(process.env.DURATION_S ?? 10)
 const WARMUP_S = Number(process.env.WARMUP_S ?? 3)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50)
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const BANK_QUESTIONS = Number(process.env.BANK_QUESTIONS ?? 500)
 const SERVER_CPU = process.env.SERVER_CPU ?? '0'
 const LOAD_CPU = process.env.LOAD_CPU ?? '1'
+/** Other checkouts' apps to measure in the same run (`name=dir`, comma-separated): the code before a change, say. */
+const APP_OTHERS = list('APP_OTHERS', '').map((entry) => {
+  const at = entry.indexOf('=')
+  return { name: entry.slice(0, at), dir: entry.slice(at + 1) }
+})
 const JWT_SECRET = `bench-${crypto.randomUUID()}-${crypto.randomUUID()}`
-const ME_PATH = '/quiz/api/auth/me'
 
 type LoadGen = 'wrk' | 'autocannon'
 const LOADGEN: LoadGen = (process.env.LOADGEN as LoadGen | undefined) ?? (Bun.which('wrk') ? 'wrk' : 'autocannon')
 
-interface LoadResult {
-  rps: number
-  p50Ms: number
-  p99Ms: number
-  non2xx: number
-}
+interface Read { key: string; label: string; path: string; token: 'quiz' | 'clinical'; rotateAddress?: boolean }
+// The clinical read goes last: its rate rule writes a row per request, and on PGlite (in the server's process) the
+// database's own work after those writes would otherwise be measured in the next read.
+const READS = ([
+  { key: 'quiz-me', label: 'quiz GET /quiz/api/auth/me', path: '/quiz/api/auth/me', token: 'quiz' },
+  { key: 'bank', label: 'quiz GET /quiz/api/questions/bank', path: '/quiz/api/questions/bank', token: 'quiz' },
+  { key: 'clinical-me', label: 'clinical GET /api/auth/me', path: '/api/auth/me', token: 'clinical', rotateAddress: true },
+] satisfies Read[] as Read[]).filter((r) => list('READS', 'quiz-me,clinical-me,bank').includes(r.key))
+
+interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: string }
+const SERVERS: ServerKind[] = [
+  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, 'src/main.ts'], logLevel: 'info' },
+  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, 'src/main.ts'], logLevel: 'warn' },
+  ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, join(dir, 'src/main.ts')], logLevel: 'info' })),
+  { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, 'scripts/bench/bare-server.ts'] },
+].filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
+
+interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number }
 
 async function run(cmd: string[]): Promise<string> {
   const proc = Bun.spawn(['taskset', '-c', LOAD_CPU, ...cmd], { cwd: ROOT_DIR, stdout: 'pipe', stderr: 'pipe' })
@@ -43,10 +74,23 @@ function wrkMs(out: string, percentile: string): number {
   return m ? Number(m[1]) * WRK_UNITS[m[2]!]! : NaN
 }
 
-async function load(url: string, token: string, seconds: number): Promise<LoadResult> {
+// wrk: the next client address of the benchmarking range 198.18.0.0/15 (131,072 of them) with each request, so an
+// address comes back every few seconds at most: far under the clinical API rule's 200 per minute.
+const SCRIPT_DIR = freshDataDir('bench-http-wrk')
+const ROTATE_SCRIPT = join(SCRIPT_DIR, 'rotate.lua')
+writeFileSync(ROTATE_SCRIPT, `local n = 0
+request = function()
+  n = (n + 1) % 131072
+  wrk.headers["X-Forwarded-For"] = string.format("198.%d.%d.%d", 18 + math.floor(n / 65536), math.floor(n / 256) % 256, n % 256)
+  return wrk.format()
+end
+`)
+
+async function load(url: string, read: Read, token: string, seconds: number): Promise<LoadResult> {
   const auth = `Bearer ${token}`
   if (LOADGEN === 'wrk') {
-    const out = await run(['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-H', `Authorization: ${auth}`, url])
+    const script = read.rotateAddress ? ['-s', ROTATE_SCRIPT] : []
+    const out = await run(['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, '-H', `Authorization: ${auth}`, url])
     return {
       rps: Number(/^Requests\/sec:\s+([\d.]+)/m.exec(out)?.[1] ?? NaN),
       p50Ms: wrkMs(out, '50'),
@@ -54,6 +98,7 @@ async function load(url: string, token: string, seconds: number): Promise<LoadRe
       non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0),
     }
   }
+  if (read.rotateAddress) throw new Error('the clinical read needs wrk (a client address per request): apt-get install wrk, or READS without clinical-me')
   const out = await run([
     'node', join(ROOT_DIR, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds),
     '-H', `Authorization=${auth}`, url,
@@ -62,100 +107,149 @@ async function load(url: string, token: string, seconds: number): Promise<LoadRe
   return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx }
 }
 
-async function measure(server: Spawned, token: string): Promise<LoadResult> {
-  const url = `http://127.0.0.1:${server.port}${ME_PATH}`
-  const check = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
-  if (check.status !== 200) throw new Error(`GET ${ME_PATH} answered ${check.status}: ${await check.text()}`)
-  if (WARMUP_S > 0) await load(url, token, WARMUP_S)
-  return load(url, token, DURATION_S)
-}
-
-async function register(server: Spawned): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${server.port}/quiz/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }),
+const post = async (server: Spawned, path: string, body: unknown, headers: Record<string, string> = {}) => {
+  const res = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
   })
-  const body = (await res.json()) as { access_token?: string }
-  if (res.status !== 200 || !body.access_token) throw new Error(`register answered ${res.status}: ${JSON.stringify(body)}`)
-  return body.access_token
+  const json = (await res.json()) as Record<string, unknown>
+  if (res.status !== 200) throw new Error(`POST ${path} answered ${res.status}: ${JSON.stringify(json)}`)
+  return json
 }
 
-interface Row {
-  database: string
-  server: string
-  result: LoadResult
+/** The bank's content: categories, quizzes (one unpublished), questions with a source quiz and two tags each. */
+async function seedBank(db: Db, questions: number) {
+  const [user] = await db.sql<{ id: number }>`select id from quiz.users where email = 'bench@example.test'`
+  await db.sql`insert into quiz.question_categories (name) select 'Category ' || g from generate_series(1, 4) g`
+  await db.sql`insert into quiz.quizzes (user_id, title, mode, is_published)
+    select ${user!.id}, 'Quiz ' || g, 'learning', g <> 5 from generate_series(1, 5) g`
+  await db.sql`insert into quiz.tags (kind, name)
+    select (array['subject', 'disease', 'keyword'])[1 + g % 3], 'Tag ' || g from generate_series(1, 12) g`
+  await db.sql`insert into quiz.questions (question_text, options, correct_answer, explanation, question_category_id, source_quiz_id)
+    select 'Question ' || g || ': which of these fits ' || md5(g::text) || '?',
+      jsonb_build_array('alpha ' || g, 'beta ' || g, 'gamma ' || g, 'delta ' || g), 'beta ' || g,
+      'Because ' || md5((g * 7)::text) || ' ' || md5((g * 11)::text),
+      case when g % 5 = 0 then null else (select id from quiz.question_categories order by id offset g % 4 limit 1) end,
+      case when g % 3 = 0 then null else (select id from quiz.quizzes order by id offset g % 5 limit 1) end
+    from generate_series(1, ${questions}) g`
+  await db.sql`insert into quiz.quiz_questions (quiz_id, question_id, position)
+    select z.id, q.id, row_number() over (partition by z.id order by q.id) from quiz.quizzes z join quiz.questions q on q.id % 5 = z.id % 5`
+  await db.sql`insert into quiz.question_tags (question_id, tag_id) select q.id, t.id from quiz.questions q join quiz.tags t on t.id % 6 = q.id % 6`
+  for (const table of ['questions', 'quizzes', 'quiz_questions', 'question_tags', 'tags', 'question_categories']) {
+    await db.exec(`analyze quiz.${table}`)
+  }
 }
 
-async function target(database: 'pglite' | 'postgres'): Promise<Row[]> {
+interface Measured { round: number; database: string; server: string; read: string; result: LoadResult }
+
+async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   const dataDir = freshDataDir('bench-http')
-  const db = database === 'postgres' ? await freshServerDatabase('bench_http') : null
-  const env = { DATA_DIR: dataDir, JWT_SECRET, DATABASE_URL: db?.url ?? '' }
+  const pg = database === 'postgres' ? await freshServerDatabase('bench_http') : null
+  const env = { DATA_DIR: dataDir, JWT_SECRET, DATABASE_URL: pg?.url ?? '', TRUST_PROXY: '1' }
   const label = database === 'pglite' ? 'PGlite' : 'PostgreSQL'
-  const rows: Row[] = []
-  const app = (logLevel: string) => spawnServer({
-    cmd: [process.execPath, 'src/main.ts'], env: { ...env, LOG_LEVEL: logLevel }, readyPath: '/api/health', pin: SERVER_CPU,
+  // PGlite is one process's database: every server runs alone on the DATA_DIR, and so does the seed.
+  const start = (kind: ServerKind) => spawnServer({
+    cmd: kind.cmd, env: { ...env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}) }, readyPath: '/api/health', pin: SERVER_CPU,
   })
   try {
-    // PGlite is one process's database: the servers run one after the other on the same DATA_DIR.
-    let token: string
-    {
-      const server = await app('warn')
-      try {
-        token = await register(server)
-        rows.push({ database: label, server: 'app (LOG_LEVEL=warn)', result: await measure(server, token) })
-      } finally {
-        await server.stop()
-      }
+    const tokens: Record<Read['token'], string> = { quiz: '', clinical: '' }
+    const setup = await start(SERVERS.find((s) => s.key !== 'bare')!)
+    try {
+      const account = { email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }
+      tokens.quiz = String((await post(setup, '/quiz/api/auth/register', account)).access_token)
+      tokens.clinical = String((await post(setup, '/api/auth/register', account, { 'x-client': 'mobile' })).token)
+    } finally {
+      await setup.stop()
     }
-    {
-      const server = await app('info')
-      try {
-        rows.push({ database: label, server: 'app (LOG_LEVEL=info)', result: await measure(server, token) })
-      } finally {
-        await server.stop()
-      }
+    const db = await openDb({ url: pg?.url ?? null, dataDir, poolSize: 1 })
+    try {
+      await seedBank(db, BANK_QUESTIONS)
+    } finally {
+      await db.close()
     }
-    {
-      const server = await spawnServer({
-        cmd: [process.execPath, 'scripts/bench/bare-server.ts'], env, readyPath: '/api/health', pin: SERVER_CPU,
-      })
-      try {
-        rows.push({ database: label, server: 'bare Bun.serve', result: await measure(server, token) })
-      } finally {
-        await server.stop()
+
+    const bodies = new Map<string, string>()
+    for (let round = 1; round <= ROUNDS; round++) {
+      const order = SERVERS.map((_, i) => SERVERS[(i + round - 1) % SERVERS.length]!)
+      for (const kind of order) {
+        const server = await start(kind)
+        try {
+          for (const read of READS) {
+            const url = `http://127.0.0.1:${server.port}${read.path}`
+            const check = await fetch(url, { headers: { authorization: `Bearer ${tokens[read.token]}`, 'x-forwarded-for': '198.19.255.255' } })
+            const body = await check.text()
+            if (check.status !== 200) throw new Error(`${kind.label}: GET ${read.path} answered ${check.status}: ${body}`)
+            // Every server answers the same JSON (key order aside), so they do the same work.
+            const first = bodies.get(read.key)
+            if (first === undefined) bodies.set(read.key, body)
+            else if (!Bun.deepEquals(JSON.parse(first), JSON.parse(body))) {
+              throw new Error(`${kind.label}: GET ${read.path} answered another body:\n${body.slice(0, 600)}\nthan\n${first.slice(0, 600)}`)
+            }
+            if (WARMUP_S > 0) await load(url, read, tokens[read.token], WARMUP_S)
+            const result = await load(url, read, tokens[read.token], DURATION_S)
+            out.push({ round, database: label, server: kind.label, read: read.label, result })
+            console.log(`round ${round}  ${label.padEnd(10)}  ${kind.label.padEnd(28)}  ${read.label.padEnd(34)}  ` +
+              `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms` +
+              (result.non2xx ? `  NON-2XX ${result.non2xx}` : ''))
+          }
+        } finally {
+          await server.stop()
+        }
       }
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
-    await db?.drop()
+    await pg?.drop()
   }
-  return rows
 }
 
-async function main() {
-  const targets: Array<'pglite' | 'postgres'> = ['pglite']
-  if (await serverAvailable()) targets.push('postgres')
-  else console.log(`(no PostgreSQL server answers at ${redact(SERVER_URL)}: PGlite only)`)
-  console.log(`GET ${ME_PATH}: server on CPU ${SERVER_CPU}, ${LOADGEN} on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ` +
-    `${DURATION_S} s after ${WARMUP_S} s warm-up, bun ${Bun.version}\n`)
-  const rows: Row[] = []
-  for (const t of targets) rows.push(...(await target(t)))
-
-  const header = ['database', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'bare / this']
-  const cells = rows.map((r) => {
-    const bare = rows.find((b) => b.database === r.database && b.server === 'bare Bun.serve')!
+function table(rows: Measured[]) {
+  const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app']
+  const groups = new Map<string, Measured[]>()
+  for (const r of rows) {
+    const key = `${r.read}\u0000${r.database}\u0000${r.server}`
+    groups.set(key, [...(groups.get(key) ?? []), r])
+  }
+  const medianRps = (read: string, database: string, server: string) =>
+    median(rows.filter((r) => r.read === read && r.database === database && r.server === server).map((r) => r.result.rps))
+  const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+  const cells = [...groups.values()].map((g) => {
+    const { read, database, server } = g[0]!
+    const rps = g.map((r) => r.result.rps)
+    const bare = medianRps(read, database, 'bare Bun.serve')
+    const isBare = server === 'bare Bun.serve'
     return [
-      r.database, r.server, Math.round(r.result.rps).toLocaleString('en-US'), r.result.p50Ms.toFixed(2),
-      r.result.p99Ms.toFixed(2), String(r.result.non2xx), (bare.result.rps / r.result.rps).toFixed(2),
+      read, database, server, fmt(median(rps)), `${fmt(Math.min(...rps))}-${fmt(Math.max(...rps))}`,
+      median(g.map((r) => r.result.p50Ms)).toFixed(2), median(g.map((r) => r.result.p99Ms)).toFixed(2),
+      String(g.reduce((n, r) => n + r.result.non2xx, 0)),
+      isBare ? '' : (median(rps) / bare).toFixed(2), isBare ? '' : (bare / median(rps)).toFixed(2),
     ]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
-  const line = (c: string[]) => c.map((x, i) => (i < 2 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ')
+  const line = (c: string[]) => c.map((x, i) => (i < 3 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ')
   console.log(line(header))
   console.log(line(widths.map((w) => '-'.repeat(w))))
   for (const c of cells) console.log(line(c))
-  console.log('\nbare / this: how many times more requests/s the bare server answers (1.00 = no framework cost)')
+}
+
+async function main() {
+  const targets = list('TARGETS', 'pglite,postgres') as Array<'pglite' | 'postgres'>
+  if (targets.includes('postgres') && !(await serverAvailable())) {
+    console.log(`(no PostgreSQL server answers at ${redact(SERVER_URL)}: PGlite only)`)
+    targets.splice(targets.indexOf('postgres'), 1)
+  }
+  console.log(`server on CPU ${SERVER_CPU}, ${LOADGEN} on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s ` +
+    `warm-up, ${ROUNDS} rounds, ${BANK_QUESTIONS} bank questions, bun ${Bun.version}\n`)
+  const rows: Measured[] = []
+  try {
+    for (const t of targets) await target(t, rows)
+  } finally {
+    rmSync(SCRIPT_DIR, { recursive: true, force: true })
+  }
+  console.log('')
+  table(rows)
+  console.log('\napp / bare: the share of the bare server\'s requests/s the app answers (goal: at least 0.80); medians over the rounds')
 }
 
 await main()
+// Ends the run once the table is out: connections left open (fetch keep-alive, the database helpers) kept it alive.
+process.exit(0)

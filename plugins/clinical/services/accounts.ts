@@ -11,7 +11,7 @@ import type { RateRule } from '../../../src/core/ratelimit'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
 import type { AuditWriter } from '../audit'
-import type { ProfileUser, RegisterBody, SessionUser } from '../models/accounts'
+import type { RegisterBody, SessionUser } from '../models/accounts'
 import { oidcSettings, registrationEnabled } from './app-config'
 import { endSession, endUserSessions, recordSignIn, startSession, type Caller, type StartedSession } from './sessions'
 import { verifyLoginCode } from './two-factor'
@@ -335,17 +335,10 @@ export async function changePassword(
   return warning ? { passwordWarning: warning } : {}
 }
 
-// ---- logout and profile ---------------------------------------------------------------------------------
+// ---- logout ---------------------------------------------------------------------------------------------
 
 export async function logout(core: Core, audit: AuditWriter, token: string | null, ip: string): Promise<void> {
   if (!token) return
   const ended = await endSession(core, token)
   if (ended) audit.write({ action: 'logout', userId: ended.userId, ip })
-}
-
-export async function profile(core: Core, userId: number): Promise<ProfileUser> {
-  const [row] = await core.db.sql<ClinicalUserRow>`select ${rawColumns} from clinical.users where id = ${userId}`
-  if (!row) throw HttpError.unauthorized('not_authenticated', 'Not authenticated')
-  const { disabled: _, ...user } = toClinicalUser(row)
-  return user
 }

@@ -163,7 +163,8 @@ async function plan(core: Core, caller: Caller, f: BankFilters, mode: SearchMode
   return { ranked, rest: fragment`${where} and ${keywordWhere(q)} ${notRanked}` }
 }
 
-const QUESTION_ROWS = (moderator: boolean, ids: number[]) => fragment`
+/** The bank's question rows of `ids` (any order): also the SQL of the bare baseline in scripts/bench/bare-server.ts. */
+export const QUESTION_ROWS = (moderator: boolean, ids: number[]) => fragment`
   select q.id, src.id as quiz_id, src.title as quiz_title, q.question_category_id, c.name as question_category_name,
     q.question_text, q.question_type, q.options, q.correct_answer, q.explanation, q.image_path,
     coalesce((select jsonb_agg(jsonb_build_object('id', t.id, 'name', t.name, 'kind', t.kind) order by t.kind, lower(t.name), t.id)
@@ -197,6 +198,8 @@ export async function bankQuestions(core: Core, caller: Caller, ids: number[]): 
  */
 export async function listBank(core: Core, caller: Caller, f: BankFilters, mode: SearchMode, limit: number, offset: number): Promise<BankPage> {
   const scores = await searchStart(core, caller, f, mode, offset + limit)
+  // Without text there is no pattern to plan for: the page needs no transaction (begin, set local, commit).
+  if (!hasText(f)) return listBankIn(core, caller, f, mode, scores, limit, offset)
   return withPatternPlans(core, (tx) => listBankIn(tx, caller, f, mode, scores, limit, offset))
 }
 
