@@ -106,12 +106,12 @@ export const describeFindings = (list: Finding[]) =>
 // ---- the registry -----------------------------------------------------------------------------------------------
 
 /**
- * Not a plain word ('password') and not a run of a few characters (a mask, '••••••••'; a fuzzer's 'éééééééé'): those
+ * Not plain words ('password', 'wrong password': the API's own descriptions say them) and not a run of a few characters (a mask, '••••••••'; a fuzzer's 'éééééééé'): those
  * turn up in ordinary text. The server's own keys are taken as they are ('0'.repeat(63) + '1' in tests).
  */
 const SECRET_DISTINCT_CHARS_MIN = 5
 const secretLike = (kind: SecretKind, value: string) =>
-  kind === 'server secret' || (new Set(value).size >= SECRET_DISTINCT_CHARS_MIN && !(value.length < 12 && /^[a-z]+$/i.test(value)))
+  kind === 'server secret' || (new Set(value).size >= SECRET_DISTINCT_CHARS_MIN && !(value.length < 24 && /^[a-z]+(?: [a-z]+)*$/i.test(value)))
 
 /** Records a secret; from now on any log line carrying it, and any response the kind's policy forbids, is a finding. */
 export function rememberSecret(kind: SecretKind, value: string | null | undefined): void {
