@@ -460,7 +460,10 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
           } catch (err) {
             log.error({ err }, 'job worker could not claim')
           }
-          if (!claimed && !stopping) {
+          // Between two jobs the event loop gets a turn: on PGlite a job's queries resolve without one, so a burst of
+          // jobs would otherwise hold off timers (the heartbeat) and requests until the queue is empty.
+          if (claimed) await new Promise<void>((resolve) => setImmediate(resolve))
+          else if (!stopping) {
             await new Promise<void>((resolve) => {
               const resume = () => {
                 clearTimeout(timer)
