@@ -2,8 +2,8 @@
 // speaker notes. The deck is read with Marp's own parser (the markdown-it tokens of a Marp instance, which mark
 // where each slide begins and ends, and which HTML comments are directives rather than notes), so a .pptx has the
 // slides the preview shows.
-import { Marp } from '@marp-team/marp-core'
-import PptxGenJS from 'pptxgenjs'
+import type { Marp } from '@marp-team/marp-core'
+import type PptxGenJS from 'pptxgenjs'
 import type { Token } from 'markdown-it'
 import { HttpError } from '../../src/core/errors'
 import { INVISIBLE_CHARS } from '../../src/core/storage'
@@ -47,7 +47,7 @@ export interface DeckSlide {
 }
 
 let marp: Marp | null = null
-const marpInstance = () => (marp ??= new Marp({ html: false, script: false, emoji: { shortcode: true, unicode: false } }))
+const marpInstance = () => (marp ??= new (require('@marp-team/marp-core') as typeof import('@marp-team/marp-core')).Marp({ html: false, script: false, emoji: { shortcode: true, unicode: false } }))
 
 /** What XML cannot hold (C0 controls but tab and line breaks, U+FFFE, U+FFFF) goes; pptxgenjs escapes the rest. */
 const xmlSafe = (text: string) => text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '')
@@ -169,7 +169,7 @@ export async function buildPptx(markdown: string, title: string): Promise<Uint8A
   if (!slides.some((s) => s.title !== null || s.blocks.length > 0 || s.notes.length > 0)) {
     throw HttpError.unprocessable('empty_deck', 'markdown: the deck has no slide with a title, text or notes', { markdown: 'The deck is empty' })
   }
-  const pptx = new PptxGenJS()
+  const pptx = new (await import('pptxgenjs')).default()
   pptx.layout = 'LAYOUT_16x9'
   pptx.title = xmlSafe(title)
   defineLayouts(pptx)

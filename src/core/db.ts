@@ -58,6 +58,8 @@ export interface DbOptions {
   pgliteTemplate?: Blob
   /** PGlite only: load pgvector, so `create extension vector` works (the pgvector vector index on PGlite). */
   vector?: boolean
+  /** PGlite only: run it on a thread of its own (see openPglite). */
+  pgliteThread?: boolean
 }
 
 export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
@@ -108,7 +110,20 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   return openPglite(opts)
 }
 
+/**
+ * PostgreSQL settings for PGlite beyond its own defaults. The default shared_buffers (128 MB) is touched in full
+ * inside PGlite's WebAssembly memory at start, most of an idle server's memory; with one connection and the data
+ * files in the OS page cache (or in memory), a smaller pool costs little (scripts/bench/README.md, start-up).
+ */
+export const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB']
+
+/**
+ * The embedded database on this thread, or with `pgliteThread` on a thread of its own (db-pglite-worker.ts), where
+ * PostgreSQL's work does not hold up the HTTP thread. The thread is not the default yet: with it, a reply from the
+ * database thread was seen not to arrive (test/core-transaction.test.ts, its WORKERS=1 case, hung at a BEGIN).
+ */
 async function openPglite(opts: DbOptions): Promise<Db> {
+  if (opts.pgliteThread) return (await import('./db-pglite-worker')).openPgliteWorker(opts)
   const { PGlite } = await import('@electric-sql/pglite')
   // The contrib extensions the migrations create (a PostgreSQL server ships them as packages): pg_trgm backs the
   // quiz bank's keyword search with a trigram index.
@@ -116,12 +131,13 @@ async function openPglite(opts: DbOptions): Promise<Db> {
   // pgvector ships as its own package, loaded only when asked: it adds to every start's work.
   const extensions: Record<string, typeof pg_trgm> = { pg_trgm }
   if (opts.vector) extensions.vector = (await import('@electric-sql/pglite-pgvector')).vector
+  const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS]
   let pg: PGlite
-  if (opts.url === 'memory://') pg = await PGlite.create(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate, extensions } : { extensions })
+  if (opts.url === 'memory://') pg = await PGlite.create({ ...(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {}), extensions, startParams })
   else {
     const dir = join(opts.dataDir, 'pg')
     mkdirSync(dir, { recursive: true })
-    pg = await PGlite.create({ dataDir: dir, extensions })
+    pg = await PGlite.create({ dataDir: dir, extensions, startParams })
   }
   type Queryable = Pick<PGlite, 'query' | 'exec'>
   // PGlite is one connection: a query on the root handle waits until an open transaction ends. One made from

@@ -5,7 +5,6 @@
 // environment wins, so a deployment's own mail settings cannot be replaced from the web console. With an outbox
 // (src/core/outbox.ts) every message sent through a real transport is written to the database first and retried
 // until sent; the log transport writes at once (it cannot fail, and the outbox would only keep a copy of the links).
-import nodemailer from 'nodemailer'
 import type { MailConfig } from '../config'
 import type { Crypto } from './crypto'
 import type { Db } from './db'
@@ -183,7 +182,7 @@ export function mailErrorMessage(err: unknown, secrets: readonly string[]): stri
 }
 
 function smtpTransport(source: Transport['source'], s: { host: string; port: number; user?: string; pass?: string; from: string; secure: boolean }): Transport {
-  const transporter = nodemailer.createTransport({
+  const transporter = (require('nodemailer') as typeof import('nodemailer')).createTransport({
     host: s.host,
     port: s.port,
     secure: s.secure,

@@ -3,7 +3,7 @@
 // outbound address: it passes the rule of src/core/outbound.ts (with the operator's WEBDAV_ALLOWED_HOSTS) before
 // every call, redirects are never followed, and every call is bounded in time. Credentials go to the file server
 // in the Authorization header only; they are never logged or echoed.
-import { AuthType, createClient, getPatcher, type WebDAVClient } from 'webdav'
+import type { WebDAVClient } from 'webdav'
 import type { Config } from '../config'
 import { HttpError } from './errors'
 import type { Logger } from './log'
@@ -24,10 +24,14 @@ class RedirectRefused extends Error {
   }
 }
 
-// The webdav package fetches through a patchable hook: Bun's fetch here, with redirects handed back instead of
-// followed, and refused.
-if (!getPatcher().isPatched('fetch')) {
-  getPatcher().patch('fetch', async (...args: unknown[]) => {
+// The webdav package (about 10 MB of a server's memory) is loaded at the first file server call. It fetches
+// through a patchable hook: Bun's fetch here, with redirects handed back instead of followed, and refused.
+let webdavPackage: typeof import('webdav') | null = null
+function webdav(): typeof import('webdav') {
+  if (webdavPackage) return webdavPackage
+  webdavPackage = require('webdav') as typeof import('webdav')
+  const { getPatcher } = webdavPackage
+  if (!getPatcher().isPatched('fetch')) getPatcher().patch('fetch', async (...args: unknown[]) => {
     const [url, init] = args as [string, RequestInit]
     const res = await fetch(url, { ...init, redirect: 'manual' })
     if (res.status >= 300 && res.status < 400) {
@@ -36,6 +40,7 @@ if (!getPatcher().isPatched('fetch')) {
     }
     return res
   })
+  return webdavPackage
 }
 
 /**
@@ -131,4 +136,4 @@ export async function webdavCall<T>(work: (signal: AbortSignal) => Promise<T>): 
 
 /** A client of a server that passed checkServer, with password (or app token) authentication. */
 export const webdavClient = (server: string, username: string, password: string): WebDAVClient =>
-  createClient(server, { username, password, authType: AuthType.Password })
+  webdav().createClient(server, { username, password, authType: webdav().AuthType.Password })

@@ -6,7 +6,6 @@
 // Legacy files without the version byte pass through undecrypted (gunzipped when they are gzip).
 import { readdir, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { fileTypeFromBuffer } from 'file-type'
 import { ENVELOPE_HEADER_BYTES, ENVELOPE_V1 } from '../../../src/core/crypto'
 import { asDiskFull, HttpError } from '../../../src/core/errors'
 import type { Core } from '../../../src/plugin'
@@ -52,6 +51,7 @@ const essence = (type: string) => (type.split(';')[0] ?? '').trim().toLowerCase(
  * (a PDF, an image, a program) is refused whatever it declares, and so is one with neither.
  */
 async function audioType(file: File): Promise<string> {
+  const { fileTypeFromBuffer } = await import('file-type')
   const sniffed = await fileTypeFromBuffer(new Uint8Array(await file.slice(0, SNIFF_BYTES).arrayBuffer())).catch(() => undefined)
   const sniffedType = sniffed ? essence(sniffed.mime) : undefined
   if (sniffedType !== undefined) {

@@ -2,7 +2,6 @@
 // extension, its declared content type and its leading bytes agree. The file goes to object storage when S3_* is
 // set, else to DATA_DIR/files; either way a download is a short-lived signed address: S3's presigned URL, or a
 // route of this app whose link carries an HMAC signature and an expiry.
-import { fileTypeFromBlob } from 'file-type'
 import { HttpError } from '../../../src/core/errors'
 import { attachmentDisposition, visibleFileName } from '../../../src/core/storage'
 import type { Core } from '../../../src/plugin'
@@ -107,7 +106,7 @@ export async function checkDocumentType(file: File, filename: string): Promise<{
     throw new HttpError(415, 'type_mismatch', `The file's declared type (${declared}) does not match its .${ext} extension`)
   }
   // The leading bytes decide what the file is, whatever its name says.
-  const detected = await fileTypeFromBlob(file).catch(() => undefined)
+  const detected = await (await import('file-type')).fileTypeFromBlob(file).catch(() => undefined)
   const matches = 'magic' in type.content
     ? detected !== undefined && type.content.magic.includes(detected.mime)
     : detected === undefined && (await isPlainText(file))

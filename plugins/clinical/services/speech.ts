@@ -1,8 +1,6 @@
 // Spec 2, Transcription and speech: dictation to text through the AI gateway, and text to speech through the gateway's
 // speech model or, without one, the built-in offline voice the quiz service uses too (src/core/speech.ts). Every
 // gateway call writes one usage row (services/usage.ts): the endpoint, model, latency and outcome, never any text.
-import { fileTypeFromBlob } from 'file-type'
-import { parseBlob } from 'music-metadata'
 import { HttpError } from '../../../src/core/errors'
 import { offlineSpeech } from '../../../src/core/speech'
 import type { Core } from '../../../src/plugin'
@@ -43,7 +41,7 @@ const outcomeOf = (err: unknown) => (err instanceof HttpError ? err.code : 'fail
  */
 export async function audioDuration(core: Core, audio: Blob): Promise<number> {
   try {
-    const { format } = await parseBlob(audio, { duration: true, skipCovers: true })
+    const { format } = await (await import('music-metadata')).parseBlob(audio, { duration: true, skipCovers: true })
     const seconds = format.duration
     return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 100) / 100 : 0
   } catch (err) {
@@ -64,7 +62,7 @@ export async function transcribe(core: Core, userId: number, audio: Blob): Promi
   // The body limit refused a larger request before it was read; the file's own size decides what is left.
   if (audio.size > TRANSCRIBE_MAX_BYTES) throw HttpError.tooLarge('audio_too_large', `The audio file is larger than 25 MB (${TRANSCRIBE_MAX_BYTES} bytes)`)
   if (audio.size === 0) throw HttpError.badRequest('empty_audio', 'The audio file is empty')
-  const kind = await fileTypeFromBlob(audio).catch(() => undefined)
+  const kind = await (await import('file-type')).fileTypeFromBlob(audio).catch(() => undefined)
   const extension = kind ? AUDIO_EXTENSIONS[kind.ext] : undefined
   if (!extension) {
     throw new HttpError(415, 'unsupported_audio', `The file is not a recording this service reads (${TRANSCRIBE_FORMATS})`)

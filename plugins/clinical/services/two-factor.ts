@@ -3,7 +3,6 @@
 // last accepted time step, so a code is accepted once. Backup codes are stored as SHA-256 hashes only.
 import { randomBytes } from 'node:crypto'
 import { generateSecret, generateURI, verify as verifyTotp } from 'otplib'
-import { toDataURL } from 'qrcode'
 import { verifyPassword } from '../../../src/auth/password'
 import { sha256Hex } from '../../../src/core/crypto'
 import type { Db } from '../../../src/core/db'
@@ -122,7 +121,7 @@ export async function setupTwoFactor(core: Core, user: { id: number; email: stri
     where id = ${user.id} and not totp_enabled returning id`
   if (!row) throw HttpError.badRequest('two_factor_already_enabled', TWO_FACTOR_MESSAGES.alreadyEnabled)
   const otpauthUrl = generateURI({ issuer: TOTP_ISSUER, label: user.email, secret, algorithm: 'sha1', digits: TOTP_DIGITS, period: TOTP_PERIOD_S })
-  return { secret, otpauthUrl, qrCode: await toDataURL(otpauthUrl) }
+  return { secret, otpauthUrl, qrCode: await (await import('qrcode')).toDataURL(otpauthUrl) }
 }
 
 /** Checks a code against the pending secret and enables 2FA; on the first enable returns 10 new backup codes. */

@@ -3,7 +3,6 @@
 // reads the PDF with unpdf (PDF.js, see pdf-text.ts), keeps each page's text in quiz.document_pages (the source of
 // truth) and indexes overlapping page chunks in the document's own vector collection `quiz_doc_<id>`, chunking and
 // embedding pages as they are read. Its steps are the document's processing steps.
-import { fileTypeFromBuffer } from 'file-type'
 import { rawSql as raw, type Db } from '../../../src/core/db'
 import type { Embedder } from '../../../src/core/embedder'
 import type { BodyLimit } from '../../../src/envelope'
@@ -99,7 +98,7 @@ export async function uploadDocument(core: Core, user: QuizUser, file: File): Pr
   if (file.size === 0) throw HttpError.badRequest('empty_file', MESSAGES.empty)
   const bytes = new Uint8Array(await file.arrayBuffer())
   // The content decides, not the name or the declared type: a text file called x.pdf is refused.
-  const type = await fileTypeFromBuffer(bytes)
+  const type = await (await import('file-type')).fileTypeFromBuffer(bytes)
   if (type?.mime !== PDF_MIME) throw new HttpError(415, 'not_a_pdf', MESSAGES.notPdf)
 
   const filename = `${crypto.randomUUID()}.pdf`

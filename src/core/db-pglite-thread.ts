@@ -1,0 +1,184 @@
+// The thread that owns the embedded PGlite (db-pglite-worker.ts is the other side): it opens the database it is
+// told to, then runs each request as it arrives. PGlite's own locks order them: a query outside a transaction waits
+// until the open one ends, as on the main thread before. Rows go back by structured clone, which keeps PGlite's
+// types (Date, number, Uint8Array, parsed jsonb); a failure goes back as its message and SQLSTATE fields.
+import { parse, PGlite, protocol, type Transaction } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { PGLITE_SETTINGS } from './db'
+import type { ThreadError, ThreadOpen, ThreadReply, ThreadRequest } from './db-pglite-worker'
+
+declare const self: Worker
+
+/** The fields of PGlite's DatabaseError that travel back: the SQLSTATE and where it came from, not the query or its parameters. */
+const ERROR_FIELDS = [
+  'code', 'severity', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery', 'where', 'schema', 'table',
+  'column', 'dataType', 'constraint', 'file', 'line', 'routine',
+] as const
+
+let pg: PGlite | null = null
+let nextTx = 1
+/** Open transactions: their handle, and how to end them (true commits). */
+const open = new Map<number, { tx: Transaction; end: (commit: boolean) => void; done: Promise<unknown> }>()
+const ROLLBACK = Symbol('rollback')
+
+const reply = (message: ThreadReply) => self.postMessage(message)
+
+/** The parameter types of each query text, from its first Describe (PGlite's query() asks again every time). */
+const paramTypes = new Map<string, number[]>()
+const PARAM_TYPES_KEPT = 2_000
+/** A statement that may change a table's columns: parameter types learnt before may no longer hold. */
+const SCHEMA_CHANGE = /^(CREATE|ALTER|DROP)\b/
+
+const concat = (parts: Uint8Array[]) => {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+/**
+ * What PGlite's query() does (an unnamed statement: Parse, Bind, Describe, Execute, Sync; parameters serialised by
+ * their types, rows parsed by PGlite's parsers), sent as one message instead of six, with the parameter types
+ * asked once per query text. Inside a transaction its lock is already held, so only the query lock is taken.
+ */
+async function query(db: PGlite, text: string, params: unknown[], inTransaction: boolean): Promise<unknown[]> {
+  const run = () => db._runExclusiveQuery(async () => {
+    let types = paramTypes.get(text)
+    if (!types) {
+      types = []
+      if (params.length > 0) {
+        const described = await db.execProtocol(
+          concat([protocol.serialize.parse({ text }), protocol.serialize.describe({ type: 'S' }), protocol.serialize.sync()]),
+          { syncToFs: false },
+        )
+        types = parse.parseDescribeStatementResults(described.messages)
+      }
+      if (paramTypes.size >= PARAM_TYPES_KEPT) paramTypes.clear()
+      paramTypes.set(text, types)
+    }
+    const values = params.map((value, i) => {
+      if (value === null || value === undefined) return null
+      const serialize = db.serializers[types[i]!]
+      return serialize ? serialize(value) : String(value)
+    })
+    const { messages } = await db.execProtocol(concat([
+      protocol.serialize.parse({ text }), protocol.serialize.bind({ values }), protocol.serialize.describe({ type: 'P' }),
+      protocol.serialize.execute({}), protocol.serialize.sync(),
+    ]), { syncToFs: false })
+    if (!inTransaction) await db.syncToFs()
+    const [result] = parse.parseResults(messages, db.parsers)
+    if (result?.command && SCHEMA_CHANGE.test(result.command)) paramTypes.clear()
+    return result?.rows ?? []
+  })
+  return inTransaction ? run() : db._runExclusiveTransaction(run)
+}
+
+function describe(err: unknown): ThreadError {
+  if (!(err instanceof Error)) return { message: String(err), fields: {} }
+  const fields: Record<string, unknown> = {}
+  for (const key of ERROR_FIELDS) {
+    const value = (err as unknown as Record<string, unknown>)[key]
+    if (value !== undefined) fields[key] = value
+  }
+  return { message: err.message, fields }
+}
+
+async function start(options: ThreadOpen): Promise<void> {
+  const extensions: Record<string, typeof pg_trgm> = { pg_trgm }
+  if (options.vector) extensions.vector = (await import('@electric-sql/pglite-pgvector')).vector
+  pg = await PGlite.create({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    ...(options.wasmModule ? { pgliteWasmModule: options.wasmModule } : {}),
+    extensions,
+    startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS],
+  })
+}
+
+/** Opens a transaction and answers once BEGIN ran; the transaction lives until an `end` request for it. */
+function begin(id: number, db: PGlite): Promise<void> {
+  const txId = nextTx++
+  return new Promise<void>((begun) => {
+    let started = false
+    const done = db.transaction(async (tx) => {
+      const outcome = new Promise<boolean>((end) => open.set(txId, { tx, end, done }))
+      started = true
+      reply({ id, ok: true, value: txId })
+      begun()
+      if (!(await outcome)) throw ROLLBACK
+    })
+    done.catch((err) => {
+      if (started) return // the `end` request answers
+      reply({ id, ok: false, error: describe(err) })
+      begun()
+    })
+  })
+}
+
+async function end(txId: number, commit: boolean): Promise<void> {
+  const entry = open.get(txId)
+  if (!entry) throw new Error('the transaction has already ended')
+  open.delete(txId)
+  entry.end(commit)
+  try {
+    await entry.done
+  } catch (err) {
+    if (err !== ROLLBACK) throw err
+  }
+}
+
+const handle = (tx: number | undefined) => {
+  if (!tx) return pg!
+  const entry = open.get(tx)
+  if (!entry) throw new Error('the transaction has already ended')
+  return entry.tx
+}
+
+/** Requests under way, which a close waits for. */
+const running = new Set<Promise<unknown>>()
+
+async function run(request: ThreadRequest): Promise<unknown> {
+  switch (request.op) {
+    case 'open':
+      return start(request.options)
+    case 'query':
+      if (request.tx) handle(request.tx) // refuses an ended transaction
+      return query(pg!, request.text, request.params, !!request.tx)
+    case 'exec':
+      paramTypes.clear()
+      await handle(request.tx).exec(request.text)
+      return undefined
+    case 'end':
+      return end(request.tx, request.commit)
+    case 'dump':
+      return pg!.dumpDataDir('none')
+    case 'close':
+      // What was asked before the close finishes first; a transaction left open is rolled back.
+      // (The snapshot of `running` is taken before this request is added to it.)
+      const earlier = [...running, ...[...open.values()].map((entry) => entry.done)]
+      for (const entry of open.values()) entry.end(false)
+      open.clear()
+      await Promise.allSettled(earlier)
+      await pg?.close()
+      pg = null
+      return undefined
+  }
+}
+
+self.onmessage = (event: MessageEvent<ThreadRequest>) => {
+  const request = event.data
+  if (request.op === 'begin') {
+    void begin(request.id, pg!)
+    return
+  }
+  const work = run(request)
+  running.add(work)
+  work.finally(() => running.delete(work)).catch(() => {})
+  work.then(
+    (value) => reply({ id: request.id, ok: true, value }),
+    (err) => reply({ id: request.id, ok: false, error: describe(err) }),
+  )
+}
