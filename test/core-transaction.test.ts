@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { JobRecord } from '../src/core/jobs'
 import type { Core } from '../src/plugin'
 import { databaseTargets, startTestApp, type TestApp } from './support/app'
+import { rejection } from './support/wait'
 
 class Rollback extends Error {}
 
@@ -53,12 +54,12 @@ for (const target of databaseTargets()) {
       const { core } = inline.booted
       let id = ''
       let deferredRan = false
-      await expect(core.transaction(async (tx) => {
+      expect(await rejection(core.transaction(async (tx) => {
         id = (await tx.jobs.enqueue(kind, {}, { service: 'test' })).id
         await tx.afterCommit(() => void (deferredRan = true))
         expect(await tx.jobs.get(id)).not.toBeNull()
         throw new Rollback()
-      })).rejects.toBeInstanceOf(Rollback)
+      }))).toBeInstanceOf(Rollback)
       expect(id).not.toBe('')
       expect(await jobRow(core, id)).toEqual([])
       expect(runs.some((r) => r.id === id)).toBe(false)
@@ -70,10 +71,10 @@ for (const target of databaseTargets()) {
       const committed = await core.transaction((tx) => tx.jobs.enqueue(kind, {}, { service: 'test' }))
       expect((await jobRow(core, committed.id))[0]?.status).toBe('pending')
       let rolledBack = ''
-      await expect(core.transaction(async (tx) => {
+      expect(await rejection(core.transaction(async (tx) => {
         rolledBack = (await tx.jobs.enqueue(kind, {}, { service: 'test' })).id
         throw new Rollback()
-      })).rejects.toBeInstanceOf(Rollback)
+      }))).toBeInstanceOf(Rollback)
       while (await core.jobs.runOnce('test:w0'));
       expect((await jobRow(core, committed.id))[0]?.status).toBe('completed')
       expect(await jobRow(core, rolledBack)).toEqual([])
@@ -97,12 +98,12 @@ for (const target of databaseTargets()) {
       const { core } = inline.booted
       const key = `test:tx:${crypto.randomUUID()}`
       const rule = { name: `test.tx.${crypto.randomUUID().slice(0, 8)}`, limit: 1, windowS: 60 }
-      await expect(core.transaction(async (tx) => {
+      expect(await rejection(core.transaction(async (tx) => {
         await tx.kv.set(key, { n: 1 })
         expect(await tx.kv.get(key)).toEqual({ n: 1 })
         expect((await tx.rateLimit.hit(rule, 'ip')).allowed).toBe(true)
         throw new Rollback()
-      })).rejects.toBeInstanceOf(Rollback)
+      }))).toBeInstanceOf(Rollback)
       expect(await core.kv.get(key)).toBeNull()
       expect((await core.rateLimit.hit(rule, 'ip')).allowed).toBe(true)
 
@@ -113,13 +114,13 @@ for (const target of databaseTargets()) {
     it('a nested transaction joins the outer one: its writes roll back with the outer one', async () => {
       const { core } = inline.booted
       const key = `test:tx:${crypto.randomUUID()}`
-      await expect(core.transaction(async (tx) => {
+      expect(await rejection(core.transaction(async (tx) => {
         await tx.transaction(async (inner) => {
           expect(inner.db).toBe(tx.db)
           await inner.kv.set(key, 1)
         })
         throw new Rollback()
-      })).rejects.toBeInstanceOf(Rollback)
+      }))).toBeInstanceOf(Rollback)
       expect(await core.kv.get(key)).toBeNull()
     })
   })

@@ -6,6 +6,7 @@ import { resetPasswordMail, verificationMail } from '../src/auth/one-time-token'
 import { createMailer, MAIL_QUOTE_MAX, mailHtml, mailQuote } from '../src/core/mail'
 import { createLogger } from '../src/core/log'
 import { startSmtpSink, type SmtpSink } from './support/smtp'
+import { rejection } from './support/wait'
 
 const silent = createLogger('silent')
 
@@ -29,7 +30,7 @@ describe('SMTP transport', () => {
 
   it('an unreachable SMTP server makes send() reject instead of hanging', async () => {
     const mailer = createMailer({ transport: 'smtp', host: '127.0.0.1', port: 1, from: 'clinic@example.test', secure: false }, silent)
-    await expect(mailer.send({ to: 'x@example.test', subject: 's', text: 't' })).rejects.toThrow()
+    expect(await rejection(mailer.send({ to: 'x@example.test', subject: 's', text: 't' }))).toBeInstanceOf(Error)
     mailer.close()
   })
 })
@@ -62,7 +63,7 @@ describe('Resend transport', () => {
 
   it('an error answer from the API makes send() reject with its message', async () => {
     fail = true
-    await expect(mailer().send({ to: 'doctor@example.test', subject: 'Results', text: 'Ready.' })).rejects.toThrow('not verified')
+    expect((await rejection(mailer().send({ to: 'doctor@example.test', subject: 'Results', text: 'Ready.' }))).message).toContain('not verified')
   })
 })
 

@@ -8,3 +8,18 @@ export async function waitFor<T>(probe: () => Promise<T | null | undefined | fal
     await Bun.sleep(10)
   }
 }
+
+/**
+ * What a promise rejected with; fails if it resolved. Tests use `expect(await rejection(p))` rather than
+ * `expect(p).rejects`: bun:test's matcher does not see a promise settled by a Worker's reply (the embedded
+ * database thread answers every query that way) and waits until the test times out (oven-sh/bun#43819).
+ */
+export async function rejection(promise: Promise<unknown>): Promise<Error & { [field: string]: any }> {
+  let value: unknown
+  try {
+    value = await promise
+  } catch (err) {
+    return err as Error & { [field: string]: any }
+  }
+  throw new Error(`expected a rejection, the promise resolved with ${JSON.stringify(value)?.slice(0, 200)}`)
+}
