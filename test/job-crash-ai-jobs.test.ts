@@ -1,34 +1,25 @@
-// The quiz's AI batch jobs against a crash from outside, as in test/job-crash.test.ts: the real server on each
-// database target is killed with SIGKILL while the test AI gateway holds one of the job's requests (so the batches
-// before it are committed), a new process starts on the same data, and the job must end as one run would. Tag
-// classification resumes after its committed batches (they are not asked again); embedding regeneration starts over
-// and leaves one vector per question.
+// The quiz's AI batch jobs against a crash from outside, as in test/job-crash.test.ts and with its harness
+// (test/support/crash-harness.ts): the real server on each database target is killed with SIGKILL while the test AI
+// gateway holds one of the job's requests (so the batches before it are committed), a new process starts on the same
+// data, and the job must end as one run would. Tag classification resumes after its committed batches (they are not
+// asked again); embedding regeneration starts over and leaves one vector per question.
 import * as lancedb from '@lancedb/lancedb'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BANK_LIMIT_MAX } from '../plugins/quiz/models/bank'
 import { TAG_BATCH_SIZE } from '../plugins/quiz/models/tags'
 import { REGENERATE_BATCH } from '../plugins/quiz/services/ai-models'
 import { QUESTIONS_COLLECTION } from '../plugins/quiz/services/question-index'
-import { openDb, type Db } from '../src/core/db'
-import { openVectors } from '../src/core/vectors'
-import { startAiServer, type AiServer, type ChatRequest } from './support/ai-server'
+import type { AiServer, ChatRequest } from './support/ai-server'
 import { databaseTargets } from './support/app'
-import { createThrowawayDatabase, type ThrowawayDatabase } from './support/database'
+import { crashHarness, HOLD_MS } from './support/crash-harness'
 import { makePdf } from './support/pdf'
 import { questionsText } from './support/quiz'
-import { startServer, type ServerProcess } from './support/server-process'
 import { waitFor } from './support/wait'
 
 const API = '/quiz/api'
-const HEARTBEAT_MS = 200
-const LEASE_MS = 60_000
 /** From the new process's spawn to the job's end: start-up plus a few heartbeats, far below the lease. */
 const RECOVERY_BUDGET_MS = 20_000
-/** The gateway holds the chosen embedding request longer than any test runs: the server is killed while it waits. */
-const HOLD_MS = 600_000
 const CRASH_TEST_TIMEOUT_MS = 90_000
 /** Questions for the classification: three batches, the last one short. */
 const TAG_QUESTIONS = 2 * TAG_BATCH_SIZE + 5
@@ -78,56 +69,13 @@ async function indexedIds(lanceDir: string, collection: string): Promise<number[
 
 for (const target of databaseTargets()) {
   describe(`AI batch jobs survive kill -9 of the real server [${target}]`, () => {
-    let ai: AiServer
-    let dataDir: string
-    let database: ThrowawayDatabase | null = null
-    let env: Record<string, string>
-    let server: ServerProcess | null = null
-    let token = ''
+    const crash = crashHarness(target, {
+      dirPrefix: 'job-crash-ai-', encryptionKey: '0'.repeat(63) + '3', adminEmail: 'crash-ai-admin@example.test',
+      recoveryBudgetMs: RECOVERY_BUDGET_MS, label: 'AI jobs',
+    })
+    const { json, start, kill, recover, stopCleanly, inspect, timings } = crash
     let release: (() => void) | null = null
-    const timings: Record<string, number> = {}
 
-    const call = async (path: string, init: RequestInit = {}) => {
-      const headers = new Headers(init.headers)
-      if (token) headers.set('authorization', `Bearer ${token}`)
-      if (typeof init.body === 'string') headers.set('content-type', 'application/json')
-      return fetch(`${server!.url}${path}`, { ...init, headers })
-    }
-    const json = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
-      const res = await call(path, init)
-      if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`)
-      return (await res.json()) as T
-    }
-    const start = async () => {
-      await server?.kill9()
-      server = await startServer(env)
-    }
-    const kill = async () => {
-      await server!.kill9()
-      server = null
-    }
-    const recover = async <T>(probe: () => Promise<T | null | false>, what: string): Promise<{ value: T; ms: number }> => {
-      const began = performance.now()
-      await start()
-      const value = await waitFor(probe, what, RECOVERY_BUDGET_MS)
-      return { value, ms: Math.round(performance.now() - began) }
-    }
-    const stopCleanly = async () => {
-      expect(await server!.stop()).toBe(0)
-      server = null
-    }
-    /** The database and the vector index as the server left them; the server must be stopped (PGlite is single-process). */
-    const inspect = async <T>(fn: (db: Db, indexed: (collection: string) => Promise<number>) => Promise<T>): Promise<T> => {
-      expect(server).toBeNull()
-      const db = await openDb({ url: database?.url ?? null, dataDir, poolSize: 1 })
-      const vectors = await openVectors(join(dataDir, 'lance'))
-      try {
-        return await fn(db, (collection) => vectors.count(collection))
-      } finally {
-        vectors.close()
-        await db.close()
-      }
-    }
     /** The id semantic search ranks first for the text the question is embedded by. */
     const semanticTop = async (q: BankBody['questions'][number]) => {
       const text = encodeURIComponent(`${q.question_text}\n${q.options.join('\n')}`)
@@ -160,67 +108,38 @@ for (const target of databaseTargets()) {
       return job.quiz_id!
     }
 
-    beforeAll(async () => {
-      ai = await startAiServer()
-      dataDir = mkdtempSync(join(tmpdir(), 'job-crash-ai-'))
-      if (target === 'postgres') database = await createThrowawayDatabase(process.env.TEST_DATABASE_URL!)
-      env = {
-        DATA_DIR: dataDir,
-        ...(database ? { DATABASE_URL: database.url } : {}),
-        JWT_SECRET: 'crash-test-secret-crash-test-secret-0123456789',
-        DATA_ENCRYPTION_KEY: '0'.repeat(63) + '3',
-        WORKERS: '1',
-        JOB_HEARTBEAT_MS: String(HEARTBEAT_MS),
-        JOB_LEASE_MS: String(LEASE_MS),
-        LOG_LEVEL: 'info',
-        TRUST_PROXY: 'false',
-        ...ai.env,
-        EMBEDDING_MODEL: 'test-embedding',
-      }
-      await start()
-      const res = await call(`${API}/auth/register`, {
-        method: 'POST', body: JSON.stringify({ email: 'crash-ai-admin@example.test', password: 'correct-horse-1', name: 'Admin' }),
-      })
-      expect(res.status).toBe(200)
-      token = ((await res.json()) as { access_token: string }).access_token
-      await addQuestions('tagcrash', TAG_QUESTIONS)
-      await stopCleanly()
-    }, 120_000)
+    beforeAll(() => crash.setUp(() => addQuestions('tagcrash', TAG_QUESTIONS)), 120_000)
     afterAll(async () => {
       release?.()
-      await server?.kill9()
-      await ai?.close()
-      await database?.drop()
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-      console.info(`[${target}] AI jobs: recovery after kill -9 (spawn to job end, ms):`, timings)
+      await crash.tearDown()
     }, 30_000)
 
     it('tag classification killed while the AI holds its 2nd batch resumes after the saved batch: every question tagged once per tag, no batch asked twice', async () => {
       await start()
-      ai.reset()
+      crash.ai.reset()
       const held = new Promise<void>((resolve) => (release = resolve))
       let seen = 0
-      ai.reply(async (req) => {
+      crash.ai.reply(async (req) => {
         const n = ++seen
         if (n === 2) await held
         return tagAnswer(req, n)
       })
       const started = await json<{ job_id: string }>(`${API}/tags/classify`, { method: 'POST' })
-      await waitFor(async () => chats(ai).length === 2, 'the 2nd batch sent to the AI', 20_000)
-      const firstBatch = askedIds(chats(ai)[0]!.body)
+      await waitFor(async () => chats(crash.ai).length === 2, 'the 2nd batch sent to the AI', 20_000)
+      const firstBatch = askedIds(chats(crash.ai)[0]!.body)
       expect(firstBatch).toHaveLength(TAG_BATCH_SIZE)
       await kill()
       release!()
 
-      ai.reset()
+      crash.ai.reset()
       let resumed = 0
-      ai.reply((req) => tagAnswer(req, ++resumed))
+      crash.ai.reply((req) => tagAnswer(req, ++resumed))
       const { value: done, ms } = await recover(finished(`${API}/tags/status/${started.job_id}`), 'the classification finished after the restart')
       timings.tags = ms
       expect(done).toMatchObject({ status: 'completed', error: null })
       expect(done.steps.some((s) => s.message.startsWith('Resumed after a restart (attempt 2 of 3)'))).toBe(true)
       expect(done.steps.at(-1)!.message).toStartWith(`Done: ${TAG_QUESTIONS - TAG_BATCH_SIZE} questions tagged`)
-      const askedAgain = chats(ai).flatMap((r) => askedIds(r.body))
+      const askedAgain = chats(crash.ai).flatMap((r) => askedIds(r.body))
       // The saved batch is not asked again; the rest is asked once each.
       expect(askedAgain.filter((id) => firstBatch.includes(id))).toEqual([])
       expect(askedAgain).toHaveLength(TAG_QUESTIONS - TAG_BATCH_SIZE)
@@ -254,30 +173,30 @@ for (const target of databaseTargets()) {
       await addQuestions('regencrash', total - TAG_QUESTIONS)
       const bank = await json<BankBody>(`${API}/questions/bank?limit=${BANK_LIMIT_MAX}`)
       expect(bank.total).toBe(total)
-      ai.reset()
+      crash.ai.reset()
       // The job's calls: the embedder check, batch 1, then batch 2, which the gateway holds.
-      ai.delayNext(0, 2)
-      ai.delayNext(HOLD_MS)
+      crash.ai.delayNext(0, 2)
+      crash.ai.delayNext(HOLD_MS)
       const started = await json<{ job_id: string }>(`${API}/admin/embedding/regenerate`, { method: 'POST' })
-      await waitFor(async () => embeddingCalls(ai).length === 3, 'the 2nd batch sent for embedding', 20_000)
-      expect(batchSizes(ai)).toEqual([REGENERATE_BATCH, REGENERATE_BATCH])
+      await waitFor(async () => embeddingCalls(crash.ai).length === 3, 'the 2nd batch sent for embedding', 20_000)
+      expect(batchSizes(crash.ai)).toEqual([REGENERATE_BATCH, REGENERATE_BATCH])
       await kill()
       await inspect(async (_db, indexed) => {
         // The index was dropped and holds the first batch only: the kill fell mid-way.
         expect(await indexed(QUESTIONS_COLLECTION)).toBe(REGENERATE_BATCH)
       })
 
-      ai.reset()
+      crash.ai.reset()
       // No route reports this job's state: the gateway shows the run's batches, semantic search the index it built,
       // and the clean stop below lets a job still finishing end (the queue's grace) before the row is read.
       // Newest first: the first question listed is in the last batch.
       const last = bank.questions[0]!
       const { ms } = await recover(async () => {
-        if (batchSizes(ai).reduce((a, b) => a + b, 0) < total) return null
+        if (batchSizes(crash.ai).reduce((a, b) => a + b, 0) < total) return null
         return (await semanticTop(last)) === last.id
       }, 'the regeneration re-embedding every question after the restart')
       timings.regenerate = ms
-      expect(batchSizes(ai)).toEqual([REGENERATE_BATCH, REGENERATE_BATCH, total - 2 * REGENERATE_BATCH])
+      expect(batchSizes(crash.ai)).toEqual([REGENERATE_BATCH, REGENERATE_BATCH, total - 2 * REGENERATE_BATCH])
       // The text a question is embedded by finds it first, by similarity alone.
       for (const q of [last, bank.questions[REGENERATE_BATCH]!, bank.questions.at(-1)!]) expect(await semanticTop(q)).toBe(q.id)
       await stopCleanly()
@@ -286,7 +205,7 @@ for (const target of databaseTargets()) {
         const ids = (await db.sql<{ id: number }>`select id from quiz.questions order by id`).map((r) => r.id)
         expect(ids).toHaveLength(total)
         expect(await indexed(QUESTIONS_COLLECTION)).toBe(total)
-        expect(await indexedIds(join(dataDir, 'lance'), QUESTIONS_COLLECTION)).toEqual(ids)
+        expect(await indexedIds(join(crash.dataDir, 'lance'), QUESTIONS_COLLECTION)).toEqual(ids)
         const [job] = await db.sql<{ status: string; attempts: number; steps: Array<{ message: string }> }>`
           select status, attempts, steps from core.jobs where id = ${started.job_id}`
         expect(job).toMatchObject({ status: 'completed', attempts: 2 })
