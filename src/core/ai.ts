@@ -3,8 +3,8 @@
 // against a schema, embeddings, model listing, speech and transcription. Every call has a timeout; failures become the specs' statuses: nothing configured -> 503,
 // unreachable, an error answer or an unusable answer -> 502, no answer within the timeout -> 504, each with a
 // message that says which of them happened. Never a hang, never a stack trace in a response.
-import { createOpenAI } from '@ai-sdk/openai'
-import { APICallError, embedMany, generateText, jsonSchema, NoObjectGeneratedError, Output, streamText, type LanguageModelUsage, type ModelMessage } from 'ai'
+import type { createOpenAI } from '@ai-sdk/openai'
+import type { LanguageModelUsage, ModelMessage } from 'ai'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Config } from '../config'
@@ -112,6 +112,32 @@ const noRedirects = ((input: RequestInfo | URL, init?: RequestInit) => fetch(inp
 // The SDK prints its warnings (an unsupported setting for a model) to the console; ours go to the log.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false
 
+/**
+ * The SDK, loaded at the first call that needs it: `ai` and `@ai-sdk/openai` hold about 20 MB and were the slowest
+ * imports of a start, for a server that may never call a model (scripts/bench/README.md, start-up).
+ */
+let sdk: Promise<{ ai: typeof import('ai'); openai: typeof import('@ai-sdk/openai') }> | null = null
+const loadSdk = () =>
+  (sdk ??= Promise.all([import('ai'), import('@ai-sdk/openai')]).then(([ai, openai]) => ({ ai, openai })).catch((err) => {
+    sdk = null
+    throw err
+  }))
+
+/**
+ * Whether an error is the SDK's error of that name, by the marker the SDK sets on its errors (what its own
+ * `isInstance` checks), so failures are told apart without loading the SDK.
+ */
+const isSdkError = (err: unknown, name: 'AI_APICallError' | 'AI_NoObjectGeneratedError'): err is Error & { [field: string]: any } =>
+  typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[Symbol.for(`vercel.ai.error.${name}`)] === true
+
+/** An error status from the gateway on a call made without the SDK (models, speech, transcription). */
+class GatewayStatusError extends Error {
+  constructor(readonly statusCode: number, readonly url: string, readonly responseBody: string) {
+    super(`gateway answered ${statusCode}`)
+    this.name = 'GatewayStatusError'
+  }
+}
+
 export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   // AI_TIMEOUT_MS (default 120 s); a request's own timeoutMs wins.
   const defaultTimeoutMs = config.ai.timeoutMs ?? AI_TIMEOUT_MS
@@ -124,10 +150,14 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   }
   const resolve = (target: AiTarget) => {
     if (!target.model) throw aiNotConfigured()
-    const { base, apiKey } = gateway(target.baseUrl, target.apiKey)
+    return gateway(target.baseUrl, target.apiKey)
+  }
+  /** The SDK's provider for the target's gateway, with the SDK's functions. */
+  const sdkFor = async (target: AiTarget) => {
+    const { base, apiKey } = resolve(target)
+    const { ai, openai } = await loadSdk()
     // Chat completions, not the Responses API: that is what gateways such as LiteLLM speak.
-    const provider = createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none', fetch: noRedirects })
-    return { base, apiKey, provider }
+    return { ai, provider: openai.createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none', fetch: noRedirects }) }
   }
 
   /** Runs one gateway call with its timeout, logs model and duration, and turns failures into HttpErrors. */
@@ -159,9 +189,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     const res = await noRedirects(url, { ...init, headers, signal })
     if (!res.ok) {
       const body = await res.text().catch(() => '')
-      throw new APICallError({
-        message: `gateway answered ${res.status}`, url, requestBodyValues: {}, statusCode: res.status, responseBody: body.slice(0, 500),
-      })
+      throw new GatewayStatusError(res.status, url, body.slice(0, 500))
     }
     return res
   }
@@ -179,9 +207,9 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   })
 
   const generate = async (target: AiTarget, request: TextRequest): Promise<Generation> => {
-    const { provider } = resolve(target)
+    const { ai, provider } = await sdkFor(target)
     return call('text', target.model, request, async (abortSignal) => {
-      const result = await generateText(chatSettings(provider, target, request, abortSignal))
+      const result = await ai.generateText(chatSettings(provider, target, request, abortSignal))
       if (result.warnings?.length) log.debug({ model: target.model, warnings: result.warnings }, 'ai warnings')
       return { text: result.text, usage: tokenUsage(result.usage) }
     })
@@ -198,9 +226,9 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     generate,
 
     async stream(target, request, onDelta) {
-      const { provider } = resolve(target)
+      const { ai, provider } = await sdkFor(target)
       return call('stream', target.model, request, async (abortSignal) => {
-        const result = streamText({
+        const result = ai.streamText({
           ...chatSettings(provider, target, request, abortSignal),
           // Failures arrive as parts of the stream below; the SDK's default would print them to the console.
           onError: () => {},
@@ -225,23 +253,23 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     },
 
     async object<S extends TSchema>(target: AiTarget, schema: S, request: TextRequest): Promise<Static<S>> {
-      const { provider } = resolve(target)
+      const { ai, provider } = await sdkFor(target)
       return call('object', target.model, request, async (abortSignal) => {
         let value: unknown
         let text = ''
         try {
-          const result = await generateText({
+          const result = await ai.generateText({
             ...chatSettings(provider, target, request, abortSignal),
             // response_format json_schema. Not strict: OpenAI's strict mode refuses optional properties, and
             // the answer is checked against the schema here anyway.
-            output: Output.object({ schema: jsonSchema<unknown>(schema as object) }),
+            output: ai.Output.object({ schema: ai.jsonSchema<unknown>(schema as object) }),
             providerOptions: { openai: { strictJsonSchema: false } },
           })
           value = result.output
           text = result.text
         } catch (err) {
           // Models behind a gateway sometimes wrap the JSON in a Markdown fence or a sentence: recover it.
-          if (!NoObjectGeneratedError.isInstance(err) || err.text === undefined) throw err
+          if (!isSdkError(err, 'AI_NoObjectGeneratedError') || typeof err.text !== 'string') throw err
           const recovered = jsonIn(err.text)
           if (recovered === undefined) throw err
           value = recovered
@@ -256,10 +284,10 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     },
 
     async embed(target, texts, opts = {}) {
-      const { provider } = resolve(target)
+      const { ai, provider } = await sdkFor(target)
       if (texts.length === 0) return []
       return call('embed', target.model, opts, async (abortSignal) => {
-        const { embeddings } = await embedMany({ model: provider.embedding(target.model), values: texts, maxRetries: 0, abortSignal })
+        const { embeddings } = await ai.embedMany({ model: provider.embedding(target.model), values: texts, maxRetries: 0, abortSignal })
         if (embeddings.length !== texts.length) throw new AiSchemaMismatch([`${embeddings.length} vectors for ${texts.length} texts`], '')
         return embeddings
       })
@@ -360,17 +388,18 @@ function tokenUsage(usage: LanguageModelUsage | undefined): TokenUsage {
 function classify(err: unknown): HttpError {
   if (err instanceof HttpError) return err
   const cause = describe(err)
-  if (err instanceof AiSchemaMismatch || NoObjectGeneratedError.isInstance(err)) return aiInvalidOutput(cause)
+  if (err instanceof AiSchemaMismatch || isSdkError(err, 'AI_NoObjectGeneratedError')) return aiInvalidOutput(cause)
+  if (err instanceof GatewayStatusError) return aiFailed(cause)
   // A 2xx whose body is not the JSON the SDK expects is an unusable answer too; one whose connection broke while it
   // was read (a stream cut off mid-way) is a gateway that could not be reached to the end.
-  if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 300) {
+  if (isSdkError(err, 'AI_APICallError') && err.statusCode !== undefined && err.statusCode < 300) {
     return isConnectionLoss(err.cause) ? aiUnreachable(cause) : aiInvalidOutput(cause)
   }
   const name = (err as { name?: unknown } | null)?.name
   if (name === 'AI_TypeValidationError' || name === 'AI_JSONParseError' || name === 'AI_InvalidResponseDataError' || name === 'AI_NoContentGeneratedError') {
     return aiInvalidOutput(cause)
   }
-  if (APICallError.isInstance(err) && err.statusCode !== undefined) return aiFailed(cause)
+  if (isSdkError(err, 'AI_APICallError') && err.statusCode !== undefined) return aiFailed(cause)
   const status = (err as { status?: unknown } | null)?.status
   if (typeof status === 'number' && status >= 300) return aiFailed(cause)
   return aiUnreachable(cause)
@@ -385,13 +414,13 @@ function isConnectionLoss(err: unknown): boolean {
 function describe(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { message: String(err) }
   const out: Record<string, unknown> = { name: err.name, message: err.message }
-  if (APICallError.isInstance(err)) {
+  if (isSdkError(err, 'AI_APICallError') || err instanceof GatewayStatusError) {
     out.statusCode = err.statusCode
     out.url = err.url
     out.responseBody = err.responseBody?.slice(0, 500)
   }
   if (err instanceof AiSchemaMismatch) out.text = err.text
-  if (NoObjectGeneratedError.isInstance(err)) out.text = err.text?.slice(0, 500)
+  if (isSdkError(err, 'AI_NoObjectGeneratedError')) out.text = typeof err.text === 'string' ? err.text.slice(0, 500) : undefined
   if (err.cause) out.cause = describe(err.cause)
   return out
 }
