@@ -12,6 +12,7 @@ import { openapi } from '@elysiajs/openapi'
 import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { randomBytes } from 'node:crypto'
 import { HttpError, type ServiceStyle } from './core/errors'
+import { unredactedLogger } from './core/log'
 import type { RateRule } from './core/ratelimit'
 import type { Core, ServiceDefinition } from './plugin'
 import { bearerToken } from './auth/jwt'
@@ -35,6 +36,7 @@ export function observe(core: Core, service: ServiceStyle) {
   const started = new WeakMap<Request, { at: number; done: (route: string | null, status: number) => void }>()
   // The API log's figures go to the database from here on (once per boot, whichever service comes first).
   core.metrics.apiLog.persist(core)
+  const requestLog = unredactedLogger(core.log)
   return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
     .onRequest(({ request }) => {
       started.set(request, { at: performance.now(), done: core.metrics.startRequest(service, request.method) })
@@ -46,8 +48,8 @@ export function observe(core: Core, service: ServiceStyle) {
       const status = statusOf(set, responseValue)
       timing.done(route || null, status)
       const path = new URL(request.url).pathname
-      if (core.log.isLevelEnabled('info') && !path.includes('/static/')) {
-        core.log.info({
+      if (requestLog.isLevelEnabled('info') && !path.includes('/static/')) {
+        requestLog.info({
           service, method: request.method, path, route: route || null, status,
           ms: Math.round((performance.now() - timing.at) * 10) / 10, ip: core.clientAddress(request),
         }, 'request')

@@ -22,6 +22,13 @@ const loggerOptions = (level: string): pino.LoggerOptions => ({
   },
 })
 
+/**
+ * A child of `log` without the redaction pass, for the one line per request whose fields the envelope fixes (method,
+ * path without its query, route, status, time, address): redaction walks every line's object for ten paths and was
+ * most of the line's cost (5.4 -> 1.3 us a line). Never give it an object from a body, a header or an error.
+ */
+export const unredactedLogger = (log: Logger): Logger => log.child({}, { redact: [] })
+
 /** Receives every line (JSON and its newline) of every logger made while it is installed. */
 export type LogSink = (line: string) => void
 let capture: LogSink | null = null
