@@ -9,7 +9,7 @@ import type { Config } from './config'
 import { clientAddress, rememberSocketAddress } from './auth/client-address'
 import { createAi } from './core/ai'
 import { createCrypto } from './core/crypto'
-import { openDb, type Db } from './core/db'
+import { databaseOptions, openDb, type Db } from './core/db'
 import { DATABASE_RETRY_AFTER_S, errorMapper, outageLog, reply, type OutageLog, type ServiceStyle } from './core/errors'
 import { withTimeout } from './core/timeout'
 import { createJobs, type JobsOptions } from './core/jobs'
@@ -41,7 +41,8 @@ export const SETTINGS_TABLE = 'clinical.app_config'
 
 export interface BootOptions {
   log?: Logger
-  db?: Db
+  /** An open database, or one still opening (src/main.ts opens it while the app's modules load). */
+  db?: Db | Promise<Db>
   /** Dumped PGlite data directory to start an in-memory database from (tests). */
   pgliteTemplate?: Blob
   now?: () => number
@@ -68,10 +69,7 @@ export interface Booted {
 export async function boot(config: Readonly<Config>, plugins: PluginDefinition<any>[], opts: BootOptions = {}): Promise<Booted> {
   const log = opts.log ?? createLogger(config.logLevel)
   for (const w of config.warnings) log.warn(w)
-  const db = opts.db ?? (await openDb({
-    url: config.databaseUrl, dataDir: config.dataDir,
-    poolSize: config.databasePoolSize, pgliteTemplate: opts.pgliteTemplate, vector: config.vectorBackend === 'pgvector',
-  }))
+  const db = await (opts.db ?? openDb(databaseOptions(config, opts.pgliteTemplate)))
   const applied = await migrate(db, [
     { owner: 'core', dir: join(ROOT_DIR, 'sql') },
     ...plugins.map((p) => ({ owner: p.name, dir: join(p.dir, 'sql') })),

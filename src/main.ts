@@ -1,11 +1,10 @@
 // Entry: config -> database -> migrations -> apps -> listen; graceful shutdown on SIGTERM/SIGINT.
-import { boot } from './app'
-import { watchSnapshotRequests } from './core/backup'
+// Only what opens the database is imported up front: the app and its plugins load while it opens (on the embedded
+// default PGlite starts on a thread of its own), so the two overlap on two cores.
 import { ConfigError, loadConfig } from './config'
+import { databaseOptions, openDb } from './core/db'
 import { createLogger, drainLog, flushLog } from './core/log'
 import { MigrationError } from './core/migrate'
-import { startSchedules } from './core/schedule'
-import { plugins } from '../plugins'
 
 /** Seconds a connection may stay silent (Bun's maximum is 255). */
 const IDLE_TIMEOUT_S = 120
@@ -37,9 +36,12 @@ async function main() {
   }
   process.on('SIGTERM', early)
   process.on('SIGINT', early)
+  const db = openDb(databaseOptions(config))
+  db.catch(() => {}) // boot() awaits it and reports a failure
   let booted
   try {
-    booted = await boot(config, plugins, { log })
+    const [{ boot }, { plugins }] = await Promise.all([import('./app'), import('../plugins')])
+    booted = await boot(config, plugins, { log, db })
   } catch (err) {
     if (err instanceof MigrationError) log.fatal({ file: err.file, error: (err.cause as Error)?.message }, err.message)
     else log.fatal({ err }, 'start-up failed')
@@ -53,6 +55,7 @@ async function main() {
   const quizServer = config.quizPort !== null
     ? Bun.serve({ port: config.quizPort, hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, fetch: booted.quizFetch })
     : null
+  const [{ startSchedules }, { watchSnapshotRequests }] = await Promise.all([import('./core/schedule'), import('./core/backup')])
   booted.core.jobs.start()
   const stopSchedules = startSchedules(booted.core, booted.schedules)
   // A running server owns its embedded database: it answers scripts/backup.ts with a snapshot (src/core/backup.ts).

@@ -168,8 +168,31 @@ async function run(request: ThreadRequest): Promise<unknown> {
   }
 }
 
+/**
+ * A thread that goes quiet never allocates, so its collector never runs: what a burst left (initdb and the
+ * migrations leave a few hundred MB of it on a fresh data directory) would stay resident for good. Once no request
+ * has come for IDLE_COLLECT_MS after a burst, the garbage is collected; a busy thread is left to its own collector.
+ */
+const IDLE_COLLECT_MS = 1_000
+let lastRequest = 0
+let idleTimer: ReturnType<typeof setTimeout> | null = null
+const collectWhenIdle = (inMs: number) => {
+  idleTimer = setTimeout(() => {
+    const quiet = performance.now() - lastRequest
+    if (quiet < IDLE_COLLECT_MS) return collectWhenIdle(IDLE_COLLECT_MS - quiet)
+    idleTimer = null
+    Bun.gc(true)
+  }, inMs)
+  idleTimer.unref()
+}
+const noteRequest = () => {
+  lastRequest = performance.now()
+  if (!idleTimer) collectWhenIdle(IDLE_COLLECT_MS)
+}
+
 self.onmessage = (event: MessageEvent<ThreadRequest>) => {
   const request = event.data
+  noteRequest()
   if (request.op === 'begin') {
     void begin(request.id, pg!)
     return

@@ -58,9 +58,18 @@ export interface DbOptions {
   pgliteTemplate?: Blob
   /** PGlite only: load pgvector, so `create extension vector` works (the pgvector vector index on PGlite). */
   vector?: boolean
-  /** PGlite only: run it on a thread of its own (see openPglite). */
+  /** PGlite only: run it on a thread of its own (the default; see openPglite). false keeps it on the calling thread. */
   pgliteThread?: boolean
 }
+
+/** The options the server opens its database with, from its configuration. */
+export const databaseOptions = (
+  config: { databaseUrl: string | null; dataDir: string; databasePoolSize: number; vectorBackend: string },
+  pgliteTemplate?: Blob,
+): DbOptions => ({
+  url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, pgliteTemplate,
+  vector: config.vectorBackend === 'pgvector',
+})
 
 export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
   const params: unknown[] = []
@@ -118,12 +127,11 @@ export async function openDb(opts: DbOptions): Promise<Db> {
 export const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB']
 
 /**
- * The embedded database on this thread, or with `pgliteThread` on a thread of its own (db-pglite-worker.ts), where
- * PostgreSQL's work does not hold up the HTTP thread. The thread is not the default yet: with it, a reply from the
- * database thread was seen not to arrive (test/core-transaction.test.ts, its WORKERS=1 case, hung at a BEGIN).
+ * The embedded database on a thread of its own (db-pglite-worker.ts), where PostgreSQL's work does not hold up the
+ * HTTP thread and runs on a second core; with `pgliteThread: false` on the calling thread, as below.
  */
 async function openPglite(opts: DbOptions): Promise<Db> {
-  if (opts.pgliteThread) return (await import('./db-pglite-worker')).openPgliteWorker(opts)
+  if (opts.pgliteThread ?? true) return (await import('./db-pglite-worker')).openPgliteWorker(opts)
   const { PGlite } = await import('@electric-sql/pglite')
   // The contrib extensions the migrations create (a PostgreSQL server ships them as packages): pg_trgm backs the
   // quiz bank's keyword search with a trigram index.
