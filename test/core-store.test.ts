@@ -1,9 +1,14 @@
-// The temporary store (src/core/kv.ts) and the rate limiter (src/core/ratelimit.ts) on each database target.
+// The temporary store (src/core/kv.ts) and the rate limiter (src/core/ratelimit.ts) on each database target, and the
+// local file storage's sweep of temporary files (src/core/storage.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import type { Db } from '../src/core/db'
 import { HttpError } from '../src/core/errors'
 import { createKv, type Kv } from '../src/core/kv'
 import { createRateLimiter, type RateRule } from '../src/core/ratelimit'
+import { createLocalStorage, PARTIAL_MAX_AGE_MS, PARTIAL_SUFFIX } from '../src/core/storage'
 import { databaseTargets, openCoreDb } from './support/app'
 
 const unique = (name: string) => `${name}.${crypto.randomUUID().slice(0, 8)}`
@@ -299,3 +304,31 @@ for (const target of databaseTargets()) {
     })
   })
 }
+
+describe('local file storage', () => {
+  it('sweeps the temporary files a killed write left once they are old, and nothing else', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'storage-sweep-'))
+    try {
+      const storage = createLocalStorage(root)
+      await storage.put('docs/1/a.pdf', new Uint8Array([1, 2, 3]))
+      // What a process killed between write and rename leaves beside the key: an old one, and one of a write under way.
+      const old = join(root, 'docs', '1', `b.pdf.${crypto.randomUUID()}${PARTIAL_SUFFIX}`)
+      const fresh = join(root, 'docs', '1', `c.pdf.${crypto.randomUUID()}${PARTIAL_SUFFIX}`)
+      // A stored file whose own name ends in .part is the user's, not a temporary one.
+      await storage.put('docs/1/notes.part', new Uint8Array([4]))
+      writeFileSync(old, 'half')
+      writeFileSync(fresh, 'half')
+      const longAgo = new Date(Date.now() - PARTIAL_MAX_AGE_MS - 60_000)
+      utimesSync(old, longAgo, longAgo)
+      utimesSync(join(root, 'docs', '1', 'notes.part'), longAgo, longAgo)
+
+      expect(await storage.sweepPartials()).toBe(1)
+      expect(readdirSync(join(root, 'docs', '1')).sort()).toEqual(['a.pdf', basename(fresh), 'notes.part'].sort())
+      expect(await (await storage.get('docs/1/a.pdf'))!.bytes()).toEqual(new Uint8Array([1, 2, 3]))
+      expect(await storage.sweepPartials(0)).toBe(1)
+      expect(existsSync(fresh)).toBe(false)
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})

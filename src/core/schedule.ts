@@ -49,6 +49,8 @@ export const coreSchedules: Schedule[] = [
   // Mail the server could not send at once is retried when due (src/core/outbox.ts). Each message is also claimed
   // with FOR UPDATE SKIP LOCKED, so even two runs at once (a late firing) never send one message twice.
   { name: 'core.mail.outbox', cron: '*/30 * * * * *', run: async (core) => void (await core.mail.outbox?.deliverDue()) },
+  // A write the process was killed in the middle of leaves its temporary file (src/core/storage.ts).
+  { name: 'core.storage.sweep', cron: '0 23 * * * *', run: async (core) => void (await core.storage.sweepPartials()) },
   { name: 'core.mail.outbox.sweep', cron: '0 47 * * * *', run: async (core) => void (await core.mail.outbox?.sweep()) },
   {
     name: 'core.schedule.sweep', cron: '0 53 4 * * *',

@@ -2,9 +2,10 @@
 // when S3_* is set (Bun's built-in S3 client), else that same local folder served through short-lived
 // HMAC-signed links of the app. Keys are app-generated relative paths; anything that could leave the folder is
 // refused. A local write goes to a temporary name beside the key and is renamed once whole, so a key names a
-// complete file or none: a write that fails (a full disk answers 507 disk_full) leaves nothing behind.
+// complete file or none: a write that fails (a full disk answers 507 disk_full) leaves nothing behind, and the one
+// a killed process left is swept by the hourly schedule (core.storage.sweep).
 import { createHmac } from 'node:crypto'
-import { mkdir, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import type { Config } from '../config'
 import { constantTimeEqual } from './crypto'
@@ -18,6 +19,10 @@ export const S3_CALL_TIMEOUT_MS = 15_000
 
 /** The suffix of a local file being written; such a file never stays once its write has ended. */
 export const PARTIAL_SUFFIX = '.part'
+/** A temporary file of a write: the key's name, a random UUID and the suffix. */
+const PARTIAL = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.part$/
+/** A temporary file older than this belongs to no write under way (the largest upload takes minutes): it is swept. */
+export const PARTIAL_MAX_AGE_MS = 6 * 3_600_000
 
 export interface Storage {
   /** Stores the bytes under the key whole, or not at all; 507 disk_full when the disk has no room for them. */
@@ -36,6 +41,11 @@ export interface Storage {
   signLink(key: string, expiresAtS: number): string
   /** True when `signature` is the link signature of `key` and `expiresAtS` (expiry is the caller's check). */
   verifyLink(key: string, expiresAtS: number, signature: string): boolean
+  /**
+   * Deletes the temporary files of writes that never ended (the process was killed mid-write) once they are older
+   * than `maxAgeMs`; answers how many.
+   */
+  sweepPartials(maxAgeMs?: number): Promise<number>
 }
 
 /** An S3 bucket. Every call is bounded in time; failures are thrown as they come (callers answer 502). */
@@ -96,6 +106,20 @@ export function createLocalStorage(root: string, linkSecret?: string): Storage {
     signLink,
     verifyLink: (key, expiresAtS, signature) =>
       /^[0-9a-f]{64}$/.test(signature) && constantTimeEqual(signLink(key, expiresAtS), signature),
+    async sweepPartials(maxAgeMs = PARTIAL_MAX_AGE_MS) {
+      const entries = await readdir(base, { recursive: true }).catch(() => [] as string[])
+      const before = Date.now() - maxAgeMs
+      let swept = 0
+      for (const entry of entries) {
+        if (!PARTIAL.test(entry)) continue
+        const full = join(base, entry)
+        const info = await stat(full).catch(() => null)
+        if (!info?.isFile() || info.mtimeMs > before) continue
+        await rm(full, { force: true })
+        swept++
+      }
+      return swept
+    },
   }
 }
 
