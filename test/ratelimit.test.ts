@@ -67,6 +67,24 @@ for (const target of databaseTargets()) {
         expect((await a.hit(r, 'ip-2')).allowed).toBe(true)
       })
 
+      it('with the database down, a key this process holds still decides from memory; a new one cannot', async () => {
+        const r = rule(3)
+        let down = false
+        const failing: Db = {
+          ...first,
+          sql: (strings, ...values) => (down ? Promise.reject(new Error('connection refused')) : first.sql(strings, ...values)),
+        }
+        const a = createRateLimiter(failing, clock().now, NO_TIMER)
+        expect(await burst(a, r, 2)).toBe(2)
+        await a.flush()
+        await a.flush() // the key was not hit before this flush: its counts are read again at its next hit
+        down = true
+        expect(await burst(a, r, 5)).toBe(1)
+        expect((await rejection(a.hit(r, 'ip-new'))).message).toBe('connection refused')
+        down = false
+        expect((await a.hit(r, 'ip-new')).allowed).toBe(true)
+      })
+
       it('no database write per hit: nothing is stored until the flush, then one row per key and second', async () => {
         const r = rule(100)
         const c = clock()

@@ -19,7 +19,7 @@
 // Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on
 // a fresh database of it. The app runs at its default LOG_LEVEL=info (the request log line is part of the product)
 // and with LOG_LEVEL=warn (no line per request, like the bare server).
-import { rmSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDb, type Db } from '../../src/core/db'
 import { freshDataDir, freshServerDatabase, median, redact, ROOT_DIR, SERVER_URL, serverAvailable, spawnServer, type Spawned } from './support'
@@ -32,6 +32,12 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const BANK_QUESTIONS = Number(process.env.BANK_QUESTIONS ?? 500)
 const SERVER_CPU = process.env.SERVER_CPU ?? '0'
 const LOAD_CPU = process.env.LOAD_CPU ?? '1'
+/**
+ * Where the embedded database's thread runs (PGlite on a thread of its own, src/core/db-pglite-worker.ts): on the
+ * server's CPU by default, so the whole server holds one core; `DB_THREAD_CPU=0,1` leaves it free to run on either,
+ * as the PostgreSQL server is (the comparison of the two databases, each with a core of its own).
+ */
+const DB_THREAD_CPU = process.env.DB_THREAD_CPU ?? null
 /** Other checkouts' apps to measure in the same run (`name=dir`, comma-separated): the code before a change, say. */
 const APP_OTHERS = list('APP_OTHERS', '').map((entry) => {
   const at = entry.indexOf('=')
@@ -139,6 +145,13 @@ async function seedBank(db: Db, questions: number) {
   }
 }
 
+/** Moves a process's threads of that name (Bun names a Worker's thread `Worker`) to other CPUs. */
+async function pinThreads(pid: number, name: string, cpus: string) {
+  const tasks = readdirSync(`/proc/${pid}/task`).filter((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === name)
+  if (tasks.length === 0) throw new Error(`no thread named ${name} in process ${pid}`)
+  for (const tid of tasks) await Bun.spawn(['taskset', '-p', '-c', cpus, tid], { stdout: 'ignore' }).exited
+}
+
 interface Measured { round: number; database: string; server: string; read: string; result: LoadResult }
 
 async function target(database: 'pglite' | 'postgres', out: Measured[]) {
@@ -147,9 +160,13 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   const env = { DATA_DIR: dataDir, JWT_SECRET, DATABASE_URL: pg?.url ?? '', TRUST_PROXY: '1' }
   const label = database === 'pglite' ? 'PGlite' : 'PostgreSQL'
   // PGlite is one process's database: every server runs alone on the DATA_DIR, and so does the seed.
-  const start = (kind: ServerKind) => spawnServer({
-    cmd: kind.cmd, env: { ...env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}) }, readyPath: '/api/health', pin: SERVER_CPU,
-  })
+  const start = async (kind: ServerKind) => {
+    const spawned = await spawnServer({
+      cmd: kind.cmd, env: { ...env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}) }, readyPath: '/api/health', pin: SERVER_CPU,
+    })
+    if (DB_THREAD_CPU && database === 'pglite') await pinThreads(spawned.proc.pid, 'Worker', DB_THREAD_CPU)
+    return spawned
+  }
   try {
     const tokens: Record<Read['token'], string> = { quiz: '', clinical: '' }
     const setup = await start(SERVERS.find((s) => s.key !== 'bare')!)
@@ -237,7 +254,7 @@ async function main() {
     console.log(`(no PostgreSQL server answers at ${redact(SERVER_URL)}: PGlite only)`)
     targets.splice(targets.indexOf('postgres'), 1)
   }
-  console.log(`server on CPU ${SERVER_CPU}, ${LOADGEN} on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s ` +
+  console.log(`server on CPU ${SERVER_CPU}${DB_THREAD_CPU ? ` (PGlite's thread on CPU ${DB_THREAD_CPU})` : ''}, ${LOADGEN} on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s ` +
     `warm-up, ${ROUNDS} rounds, ${BANK_QUESTIONS} bank questions, bun ${Bun.version}\n`)
   const rows: Measured[] = []
   try {
