@@ -67,6 +67,42 @@ for (const target of databaseTargets()) {
         expect((await a.hit(r, 'ip-2')).allowed).toBe(true)
       })
 
+      it('a flush writes and reads back only the keys hit since the last one; a key not hit before it is read again when hit', async () => {
+        const r = rule(5)
+        const statements: Array<{ text: string; keys: number }> = []
+        const counted: Db = {
+          ...first,
+          sql: (strings, ...values) => {
+            // keys: the longest array parameter (the keys a flush writes or reads back)
+            statements.push({ text: strings.join('?'), keys: Math.max(0, ...values.map((v) => (Array.isArray(v) ? v.length : 0))) })
+            return first.sql(strings, ...values)
+          },
+        }
+        const a = createRateLimiter(counted, clock().now, NO_TIMER)
+        const b = createRateLimiter(second, clock().now, NO_TIMER)
+        await Promise.all(Array.from({ length: 100 }, (_, i) => a.hit(r, `addr-${i}`)))
+        expect(statements).toHaveLength(100) // each new key read once
+        await a.flush()
+        statements.length = 0
+        await a.hit(r, 'addr-1')
+        expect(statements).toEqual([])
+        await a.flush()
+        expect(statements).toMatchObject([{ keys: 1 }]) // addr-1 alone, not the 100 keys held
+        // The other process fills addr-2's window; a has not hit addr-2 since its last flush: it reads it again.
+        expect(await burst(b, r, 5, 'addr-2')).toBe(4)
+        await b.flush()
+        statements.length = 0
+        await a.flush() // nothing hit since the last flush: no statement
+        expect(statements).toEqual([])
+        expect((await a.hit(r, 'addr-2')).allowed).toBe(false)
+        expect(statements).toHaveLength(1)
+        // A key hit between two flushes is read back by the second: no read of its own at its next hit.
+        await a.flush()
+        statements.length = 0
+        expect((await a.hit(r, 'addr-2')).allowed).toBe(false)
+        expect(statements).toEqual([])
+      })
+
       it('with the database down, a key this process holds still decides from memory; a new one cannot', async () => {
         const r = rule(3)
         let down = false
