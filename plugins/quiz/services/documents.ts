@@ -354,20 +354,10 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
     await ctx.step(`Read ${totalPages} page${totalPages === 1 ? '' : 's'}`, { name: 'read', status: 'completed' })
 
     const pageNumbers = text.map((_, i) => i + 1)
-    await core.db.transaction(async (tx) => {
-      // A re-run (after a crash) replaces what an earlier run stored.
-      await tx.sql`delete from quiz.document_pages where document_id = ${documentId}`
-      await tx.sql`
-        insert into quiz.document_pages (document_id, page_number, text)
-        select ${documentId}, p.page_number, p.text
-        from unnest(${pageNumbers}::int[], ${text}::text[]) as p (page_number, text)`
-    })
     const withText = text.filter((t) => t.trim().length > 0).length
-    if (withText === 0) {
-      await ctx.step(`No text found in ${totalPages} page${totalPages === 1 ? '' : 's'}: the PDF has no text layer (a scan?)`, { name: 'extract', status: 'completed' })
-      await ctx.step('Nothing to index', { name: 'index', status: 'skipped' })
-    } else {
-      await ctx.step(`Extracted text from ${withText} of ${totalPages} pages`, { name: 'extract', status: 'completed' })
+    // The index is written while the page rows are stored (the vector index and the database are apart); the steps
+    // are recorded in their order all the same.
+    const indexing = withText === 0 ? null : (async () => {
       const { chunks, vectors } = await embedding.finish()
       await core.vectors.drop(collection)
       for (let i = 0; i < chunks.length; i += UPSERT_BATCH) {
@@ -375,7 +365,30 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
         await core.vectors.upsert(collection, batch.map((c, j) => ({ id: c.id, vector: vectors[i + j]!, text: c.text })))
         await ctx.throwIfCancelled()
       }
-      await ctx.step(`Indexed ${chunks.length} text chunk${chunks.length === 1 ? '' : 's'}`, { name: 'index', status: 'completed' })
+      return chunks.length
+    })()
+    indexing?.catch(() => {}) // awaited below; a failure before that is not an unhandled rejection
+    try {
+      await core.db.transaction(async (tx) => {
+        // A re-run (after a crash) replaces what an earlier run stored.
+        await tx.sql`delete from quiz.document_pages where document_id = ${documentId}`
+        await tx.sql`
+          insert into quiz.document_pages (document_id, page_number, text)
+          select ${documentId}, p.page_number, p.text
+          from unnest(${pageNumbers}::int[], ${text}::text[]) as p (page_number, text)`
+      })
+      if (!indexing) {
+        await ctx.step(`No text found in ${totalPages} page${totalPages === 1 ? '' : 's'}: the PDF has no text layer (a scan?)`, { name: 'extract', status: 'completed' })
+        await ctx.step('Nothing to index', { name: 'index', status: 'skipped' })
+      } else {
+        await ctx.step(`Extracted text from ${withText} of ${totalPages} pages`, { name: 'extract', status: 'completed' })
+        const indexed = await indexing
+        await ctx.step(`Indexed ${indexed} text chunk${indexed === 1 ? '' : 's'}`, { name: 'index', status: 'completed' })
+      }
+    } catch (err) {
+      // The index writes end before the failure is handled (which drops the collection): none may come after it.
+      await indexing?.catch(() => {})
+      throw err
     }
     const [still] = await core.db.sql<{ id: number }>`
       update quiz.documents set status = 'ready', error_message = null where id = ${documentId} returning id`
@@ -388,6 +401,7 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
   } catch (err) {
     if (err instanceof JobCancelled) {
       await finish('failed', MESSAGES.cancelled)
+      await core.vectors.drop(collection).catch(() => {}) // what the index had of it before the cancel
       throw err
     }
     // Shutdown or a lease lost to another worker: the job is handed back and runs again; the document stays processing.
