@@ -28,7 +28,7 @@ describe('PGlite on its own thread', () => {
   beforeAll(async () => {
     ;[db, local] = await Promise.all([
       openPgliteWorker({ url: 'memory://', dataDir: tmpdir() }),
-      openDb({ url: 'memory://', dataDir: tmpdir() }),
+      openDb({ url: 'memory://', dataDir: tmpdir(), pgliteThread: false }),
     ])
     for (const d of [db, local]) {
       await d.exec(`
