@@ -94,7 +94,8 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     jobs,
     kv: createKv(db),
     // Batched rules flush their counts at shutdown, before the database closes.
-    rateLimit: createRateLimiter(db, now, { log, onShutdown: (fn) => void shutdownTasks.push(fn) }),
+    // On the embedded PGlite this process is the only one counting: batched rules need not read what it holds.
+    rateLimit: createRateLimiter(db, now, { log, onShutdown: (fn) => void shutdownTasks.push(fn), solo: db.kind === 'pglite' }),
     mail: createMailer(config.mail, log, { stored: storedSmtpSettings(settings, crypto, log), outbox: { db, crypto, now } }),
     settings,
     metrics: createMetrics(),

@@ -103,6 +103,30 @@ for (const target of databaseTargets()) {
         expect(statements).toEqual([])
       })
 
+      it('solo (the embedded PGlite): what an earlier run wrote is read once, at the first hit; then no key is read', async () => {
+        const r = rule(5)
+        const c = clock()
+        const earlier = createRateLimiter(first, c.now, NO_TIMER)
+        expect(await burst(earlier, r, 3)).toBe(3)
+        await earlier.flush()
+        const statements: string[] = []
+        const counted: Db = { ...first, sql: (strings, ...values) => (statements.push(strings.join('?')), first.sql(strings, ...values)) }
+        const solo = createRateLimiter(counted, c.now, { ...NO_TIMER, solo: true })
+        expect(await burst(solo, r, 5)).toBe(2) // the earlier run's 3 hits still count
+        expect(await burst(solo, r, 7, 'ip-2')).toBe(5)
+        expect(statements).toHaveLength(1) // one read of what the earlier run wrote, none per key
+        await solo.flush()
+        statements.length = 0
+        expect((await solo.hit(r, 'ip-2')).allowed).toBe(false) // held: not read again after the flush
+        expect((await solo.hit(r, 'ip-3')).allowed).toBe(true)
+        expect(statements).toEqual([])
+        expect(await first.sql<{ hits: number }>`select hits from core.rate_counts where rule = ${r.name} and subject = 'ip-2'`)
+          .toEqual([{ hits: 5 }])
+        // Once its window is over, the earlier run's hits no longer count.
+        c.advance(WINDOW_S + 2)
+        expect(await burst(solo, r, 7)).toBe(5)
+      })
+
       it('with the database down, a key this process holds still decides from memory; a new one cannot', async () => {
         const r = rule(3)
         let down = false

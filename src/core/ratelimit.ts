@@ -64,9 +64,21 @@ export interface RateLimiterOptions {
   log?: Pick<Logger, 'warn'>
   /** Registers the shutdown flush (Core.onShutdown). */
   onShutdown?: (fn: () => Promise<void>) => void
+  /**
+   * The only process on its database (the embedded PGlite, whose folder one process owns): the database holds no
+   * hits this process does not know but what an earlier run of it wrote, read once at the first batched hit (the
+   * last SOLO_LOOKBACK_S seconds' counts). From then on no key of a rule within that is read: a new one starts at what
+   * that read found.
+   */
+  solo?: boolean
 }
 
 export const RATE_FLUSH_MS = 250
+/**
+ * How far back a solo limiter reads what earlier runs wrote, once: rules with a longer window (and slot) read their
+ * keys one by one instead. The API-wide rule's window is a minute.
+ */
+const SOLO_LOOKBACK_S = 600
 /** Every this often a flush also lets go of the keys whose hits all left their window (the others only trim the keys hit). */
 const PRUNE_EVERY_MS = 5_000
 /** A batched rule's window is counted in about this many slots in the database (one second at least). */
@@ -196,6 +208,27 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
   let prunedAt = now()
   /** Flushes started so far: a key's counts are current when read at the latest one. */
   let flushes = 0
+  /** Solo: what earlier runs wrote (key → slot counts), read once; null until read. */
+  let earlier: Map<string, Array<[number, number]>> | null = null
+  let earlierAt = 0
+  let readingEarlier: Promise<void> | null = null
+  const readEarlier = () =>
+    (readingEarlier ??= (async () => {
+      const rows = await db.sql<{ rule: string; subject: string; slot: number; hits: number }>`
+        select rule, subject, slot, hits from core.rate_counts where slot >= ${Math.floor(now() / 1000) - SOLO_LOOKBACK_S}`
+      const found = new Map<string, Array<[number, number]>>()
+      for (const r of rows) {
+        const key = `${r.rule}\n${r.subject}`
+        const list = found.get(key)
+        if (list) list.push([r.slot, r.hits])
+        else found.set(key, [[r.slot, r.hits]])
+      }
+      earlier = found
+      earlierAt = now()
+    })().catch((err) => {
+      readingEarlier = null
+      throw err
+    }))
 
   const startTimer = () => {
     if (timer || closed) return
@@ -215,7 +248,19 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
   const tallyOf = (rule: RateRule, subject: string): Tally | Promise<Tally> => {
     const key = keyOf(rule, subject)
     const known = tallies.get(key)
-    if (known && known.othersFlush === flushes) return known
+    const solo = opts.solo === true && rule.windowS + slotS(rule) <= SOLO_LOOKBACK_S
+    if (known && (known.othersFlush === flushes || solo)) return known
+    if (solo) {
+      if (!earlier) return readEarlier().then(() => tallyOf(rule, subject))
+      const t = now()
+      const from = firstSlot(rule, t)
+      const others = new Map((earlier.get(key) ?? []).filter(([slot]) => slot >= from))
+      earlier.delete(key)
+      const tally: Tally = { rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others, othersFlush: flushes, lastMs: t }
+      tallies.set(key, tally)
+      startTimer()
+      return tally
+    }
     let load = loading.get(key)
     if (!load) {
       load = (async () => {
@@ -249,6 +294,8 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
 
   /** Lets go of the hits and counts that left their window, and of the keys with nothing left and no recent hit. */
   const prune = (t: number) => {
+    // What earlier runs wrote is out of every solo rule's window once SOLO_LOOKBACK_S has passed: unused keys go.
+    if (earlier && earlier.size > 0 && t - earlierAt > SOLO_LOOKBACK_S * 1000) earlier = new Map()
     for (const [key, tally] of tallies) {
       trim(tally, t)
       if (tally.hits.length + tally.others.size === 0 && t - tally.lastMs > tally.rule.windowS * 1000) tallies.delete(key)
