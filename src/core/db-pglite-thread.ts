@@ -29,16 +29,6 @@ const PARAM_TYPES_KEPT = 2_000
 /** A statement that may change a table's columns: parameter types learnt before may no longer hold. */
 const SCHEMA_CHANGE = /^(CREATE|ALTER|DROP)\b/
 
-const concat = (parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
-}
-
 /**
  * What PGlite's query() does (an unnamed statement: Parse, Bind, Describe, Execute, Sync; parameters serialised by
  * their types, rows parsed by PGlite's parsers), sent as one message instead of six, with the parameter types
@@ -51,7 +41,7 @@ async function query(db: PGlite, text: string, params: unknown[], inTransaction:
       types = []
       if (params.length > 0) {
         const described = await db.execProtocol(
-          concat([protocol.serialize.parse({ text }), protocol.serialize.describe({ type: 'S' }), protocol.serialize.sync()]),
+          Buffer.concat([protocol.serialize.parse({ text }), protocol.serialize.describe({ type: 'S' }), protocol.serialize.sync()]),
           { syncToFs: false },
         )
         types = parse.parseDescribeStatementResults(described.messages)
@@ -64,7 +54,7 @@ async function query(db: PGlite, text: string, params: unknown[], inTransaction:
       const serialize = db.serializers[types[i]!]
       return serialize ? serialize(value) : String(value)
     })
-    const { messages } = await db.execProtocol(concat([
+    const { messages } = await db.execProtocol(Buffer.concat([
       protocol.serialize.parse({ text }), protocol.serialize.bind({ values }), protocol.serialize.describe({ type: 'P' }),
       protocol.serialize.execute({}), protocol.serialize.sync(),
     ]), { syncToFs: false })
