@@ -118,6 +118,7 @@ for (const target of databaseTargets()) {
         await solo.flush()
         statements.length = 0
         expect((await solo.hit(r, 'ip-2')).allowed).toBe(false) // held: not read again after the flush
+        expect((await solo.hit(r, 'ip-1')).allowed).toBe(false) // the earlier run's hits still count after the flush
         expect((await solo.hit(r, 'ip-3')).allowed).toBe(true)
         expect(statements).toEqual([])
         expect(await first.sql<{ hits: number }>`select hits from core.rate_counts where rule = ${r.name} and subject = 'ip-2'`)

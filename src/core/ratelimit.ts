@@ -128,6 +128,18 @@ function othersOf(tally: Pick<Tally, 'written'>, counts: Iterable<[number, numbe
   return others
 }
 
+/** Count rows by key (as keyOf spells it): slot → hits. For a slot given twice, the row of pass 0 wins. */
+function countsByKey(rows: Array<{ rule: string; subject: string; slot: number; hits: number; pass?: number }>) {
+  const counts = new Map<string, Map<number, number>>()
+  for (const r of rows) {
+    const key = `${r.rule}\n${r.subject}`
+    let slots = counts.get(key)
+    if (!slots) counts.set(key, (slots = new Map()))
+    if (r.pass === 0 || !slots.has(r.slot)) slots.set(r.slot, r.hits)
+  }
+  return counts
+}
+
 /** The index of the first value above `ms` in an ascending list. */
 function firstAbove(list: number[], ms: number): number {
   let lo = 0
@@ -209,21 +221,14 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
   /** Flushes started so far: a key's counts are current when read at the latest one. */
   let flushes = 0
   /** Solo: what earlier runs wrote (key → slot counts), read once; null until read. */
-  let earlier: Map<string, Array<[number, number]>> | null = null
+  let earlier: Map<string, Map<number, number>> | null = null
   let earlierAt = 0
   let readingEarlier: Promise<void> | null = null
   const readEarlier = () =>
     (readingEarlier ??= (async () => {
       const rows = await db.sql<{ rule: string; subject: string; slot: number; hits: number }>`
         select rule, subject, slot, hits from core.rate_counts where slot >= ${Math.floor(now() / 1000) - SOLO_LOOKBACK_S}`
-      const found = new Map<string, Array<[number, number]>>()
-      for (const r of rows) {
-        const key = `${r.rule}\n${r.subject}`
-        const list = found.get(key)
-        if (list) list.push([r.slot, r.hits])
-        else found.set(key, [[r.slot, r.hits]])
-      }
-      earlier = found
+      earlier = countsByKey(rows)
       earlierAt = now()
     })().catch((err) => {
       readingEarlier = null
@@ -240,6 +245,9 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
     timer = null
   }
 
+  /** A rule whose keys only this process counts (solo), within what the read of earlier runs covers. */
+  const isSolo = (rule: RateRule) => opts.solo === true && rule.windowS + slotS(rule) <= SOLO_LOOKBACK_S
+
   /**
    * The key's tally, with the other processes' counts as of the latest flush: a key new to this process, or not hit
    * before that flush (so not read back by it), reads them first. With the database down, a key this process holds
@@ -248,13 +256,13 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
   const tallyOf = (rule: RateRule, subject: string): Tally | Promise<Tally> => {
     const key = keyOf(rule, subject)
     const known = tallies.get(key)
-    const solo = opts.solo === true && rule.windowS + slotS(rule) <= SOLO_LOOKBACK_S
+    const solo = isSolo(rule)
     if (known && (known.othersFlush === flushes || solo)) return known
     if (solo) {
       if (!earlier) return readEarlier().then(() => tallyOf(rule, subject))
       const t = now()
       const from = firstSlot(rule, t)
-      const others = new Map((earlier.get(key) ?? []).filter(([slot]) => slot >= from))
+      const others = new Map([...(earlier.get(key) ?? [])].filter(([slot]) => slot >= from))
       earlier.delete(key)
       const tally: Tally = { rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others, othersFlush: flushes, lastMs: t }
       tallies.set(key, tally)
@@ -334,6 +342,8 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
       }
     }
     const d = [...delta.values()]
+    // A solo rule's keys have nothing to read back: no other process writes them, and what earlier runs wrote is held.
+    const readBack = held.filter((tally) => !isSolo(tally.rule))
     try {
       // The counts of the slots written come back from the insert; the other slots of the held keys are read beside
       // it (in the statement's snapshot, before the insert), one index lookup per key: for a slot in both, the
@@ -349,20 +359,14 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
           on conflict (rule, subject, slot) do update set hits = c.hits + excluded.hits
           returning c.rule, c.subject, c.slot, c.hits
         ), held (rule, subject, since) as (
-          select * from unnest(${held.map((h) => h.rule.name)}::text[], ${held.map((h) => h.subject)}::text[],
-                               ${held.map((h) => firstSlot(h.rule, t))}::bigint[])
+          select * from unnest(${readBack.map((h) => h.rule.name)}::text[], ${readBack.map((h) => h.subject)}::text[],
+                               ${readBack.map((h) => firstSlot(h.rule, t))}::bigint[])
         )
         select rule, subject, slot, hits, 0 as pass from added
         union all
         select c.rule, c.subject, c.slot, c.hits, 1 from held h
           join lateral (select * from core.rate_counts c where c.rule = h.rule and c.subject = h.subject and c.slot >= h.since) c on true`
-      const counts = new Map<string, Map<number, number>>()
-      for (const r of rows) {
-        const key = `${r.rule}\n${r.subject}`
-        const slots = counts.get(key) ?? new Map<number, number>()
-        if (r.pass === 0 || !slots.has(r.slot)) slots.set(r.slot, r.hits)
-        counts.set(key, slots)
-      }
+      const counts = countsByKey(rows)
       for (const tally of held) {
         const end = tally.hits.length - tally.unwritten
         for (const ms of tally.hits.slice(end - tally.writing, end)) {
@@ -370,7 +374,7 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
           tally.written.set(slot, (tally.written.get(slot) ?? 0) + 1)
         }
         tally.writing = 0
-        tally.others = othersOf(tally, counts.get(keyOf(tally.rule, tally.subject)) ?? [])
+        if (!isSolo(tally.rule)) tally.others = othersOf(tally, counts.get(keyOf(tally.rule, tally.subject)) ?? [])
         tally.othersFlush = flushes
       }
     } catch (err) {
