@@ -114,6 +114,25 @@ describe('PGlite on its own thread', () => {
     expect(await db.sql`select v from shape`).toEqual([{ v: [1, 2] }])
   })
 
+  it('each query text is prepared once and stays right after the table it reads changes shape, by sql or by exec', async () => {
+    const all = () => db.sql`select * from wide order by a`
+    const prepared = async () => (await db.sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`)[0]!.n
+    await db.sql`create table wide (a int)`
+    await db.sql`insert into wide values (${1})`
+    expect(await all()).toEqual([{ a: 1 }])
+    const before = await prepared()
+    expect(before).toBeGreaterThan(0)
+    expect(await all()).toEqual([{ a: 1 }])
+    expect(await prepared()).toBe(before) // the second run reused the first one's statement
+    await db.sql`alter table wide add column b text`
+    expect(await all()).toEqual([{ a: 1, b: null }])
+    await db.exec(`alter table wide drop column b; alter table wide add column c int default 7`)
+    expect(await all()).toEqual([{ a: 1, c: 7 }])
+    // A text that fails to parse keeps no statement, and the same text fails the same way again.
+    for (let i = 0; i < 2; i++) expect(pgErrorCode(await rejection(db.sql`select * frm wide where a = ${1}`))).toBe('42601')
+    await db.sql`drop table wide`
+  })
+
   it('exec runs several statements', async () => {
     await db.exec(`insert into note values (1, 'a'); insert into note values (2, 'b'); update note set body = 'c' where id = 2`)
     expect(await db.sql`select id, body from note where id in (1, 2) order by id`).toEqual([{ id: 1, body: 'a' }, { id: 2, body: 'c' }])

@@ -23,44 +23,59 @@ const ROLLBACK = Symbol('rollback')
 
 const reply = (message: ThreadReply) => self.postMessage(message)
 
-/** The parameter types of each query text, from its first Describe (PGlite's query() asks again every time). */
-const paramTypes = new Map<string, number[]>()
-const PARAM_TYPES_KEPT = 2_000
-/** A statement that may change a table's columns: parameter types learnt before may no longer hold. */
+/**
+ * Each query text is parsed once, as a named prepared statement, with its parameter types (the server driver
+ * prepares its statements the same way): later runs only bind and execute it, without PostgreSQL parsing and
+ * analysing the text again. At most STATEMENTS_KEPT are kept; past that, and after any statement that may change a
+ * table, all are dropped (DEALLOCATE ALL) and prepared again as they come.
+ */
+const statements = new Map<string, { name: string; types: number[] }>()
+const STATEMENTS_KEPT = 2_000
+let nextStatement = 1
+/** A statement that may change a table's columns: a prepared statement's result shape may no longer hold. */
 const SCHEMA_CHANGE = /^(CREATE|ALTER|DROP)\b/
 
+async function forgetStatements(db: PGlite): Promise<void> {
+  if (statements.size === 0) return
+  statements.clear()
+  await db.execProtocol(protocol.serialize.query('DEALLOCATE ALL'), { syncToFs: false })
+}
+
+/** The prepared statement for a query text: Parse and Describe once, in their own round trip (a failed Parse keeps nothing). */
+async function prepared(db: PGlite, text: string): Promise<{ name: string; types: number[] }> {
+  const known = statements.get(text)
+  if (known) return known
+  if (statements.size >= STATEMENTS_KEPT) await forgetStatements(db)
+  const name = `s${nextStatement++}`
+  const described = await db.execProtocol(
+    Buffer.concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
+    { syncToFs: false },
+  )
+  const statement = { name, types: parse.parseDescribeStatementResults(described.messages) }
+  statements.set(text, statement)
+  return statement
+}
+
 /**
- * What PGlite's query() does (an unnamed statement: Parse, Bind, Describe, Execute, Sync; parameters serialised by
- * their types, rows parsed by PGlite's parsers), sent as one message instead of six, with the parameter types
- * asked once per query text. Inside a transaction its lock is already held, so only the query lock is taken.
+ * What PGlite's query() does (Parse, Bind, Describe, Execute, Sync; parameters serialised by their types, rows
+ * parsed by PGlite's parsers), sent as one message instead of six, on a statement prepared once per query text.
+ * Inside a transaction its lock is already held, so only the query lock is taken.
  */
 async function query(db: PGlite, text: string, params: unknown[], inTransaction: boolean): Promise<unknown[]> {
   const run = () => db._runExclusiveQuery(async () => {
-    let types = paramTypes.get(text)
-    if (!types) {
-      types = []
-      if (params.length > 0) {
-        const described = await db.execProtocol(
-          Buffer.concat([protocol.serialize.parse({ text }), protocol.serialize.describe({ type: 'S' }), protocol.serialize.sync()]),
-          { syncToFs: false },
-        )
-        types = parse.parseDescribeStatementResults(described.messages)
-      }
-      if (paramTypes.size >= PARAM_TYPES_KEPT) paramTypes.clear()
-      paramTypes.set(text, types)
-    }
+    const { name, types } = await prepared(db, text)
     const values = params.map((value, i) => {
       if (value === null || value === undefined) return null
       const serialize = db.serializers[types[i]!]
       return serialize ? serialize(value) : String(value)
     })
     const { messages } = await db.execProtocol(Buffer.concat([
-      protocol.serialize.parse({ text }), protocol.serialize.bind({ values }), protocol.serialize.describe({ type: 'P' }),
+      protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: 'P' }),
       protocol.serialize.execute({}), protocol.serialize.sync(),
     ]), { syncToFs: false })
     if (!inTransaction) await db.syncToFs()
     const [result] = parse.parseResults(messages, db.parsers)
-    if (result?.command && SCHEMA_CHANGE.test(result.command)) paramTypes.clear()
+    if (result?.command && SCHEMA_CHANGE.test(result.command)) await forgetStatements(db)
     return result?.rows ?? []
   })
   return inTransaction ? run() : db._runExclusiveTransaction(run)
@@ -138,8 +153,9 @@ async function run(request: ThreadRequest): Promise<unknown> {
       if (request.tx) handle(request.tx) // refuses an ended transaction
       return query(pg!, request.text, request.params, !!request.tx)
     case 'exec':
-      paramTypes.clear()
       await handle(request.tx).exec(request.text)
+      if (statements.size > 0) await handle(request.tx).exec('DEALLOCATE ALL')
+      statements.clear()
       return undefined
     case 'end':
       return end(request.tx, request.commit)
