@@ -67,7 +67,7 @@ for (const target of databaseTargets()) {
         expect((await a.hit(r, 'ip-2')).allowed).toBe(true)
       })
 
-      it('a flush writes and reads back only the keys hit since the last one; a key not hit before it is read again when hit', async () => {
+      it('a flush writes and reads back only the keys hit since the last one; a key not current is read at the next flush, or at once past its first hit', async () => {
         const r = rule(5)
         const statements: Array<{ text: string; keys: number }> = []
         const counted: Db = {
@@ -81,18 +81,23 @@ for (const target of databaseTargets()) {
         const a = createRateLimiter(counted, clock().now, NO_TIMER)
         const b = createRateLimiter(second, clock().now, NO_TIMER)
         await Promise.all(Array.from({ length: 100 }, (_, i) => a.hit(r, `addr-${i}`)))
-        expect(statements).toHaveLength(100) // each new key read once
+        expect(statements).toEqual([]) // a new key's first hit waits for no read
         await a.flush()
+        expect(statements).toMatchObject([{ keys: 100 }]) // the flush writes them and reads them back
         statements.length = 0
         await a.hit(r, 'addr-1')
         expect(statements).toEqual([])
         await a.flush()
         expect(statements).toMatchObject([{ keys: 1 }]) // addr-1 alone, not the 100 keys held
-        // The other process fills addr-2's window; a has not hit addr-2 since its last flush: it reads it again.
+        // The other process fills addr-2's window (its first hit decided on nothing known, the next ones on a read).
         expect(await burst(b, r, 5, 'addr-2')).toBe(4)
         await b.flush()
         statements.length = 0
         await a.flush() // nothing hit since the last flush: no statement
+        expect(statements).toEqual([])
+        // a has not hit addr-2 since its last flush: its first hit is decided on what a last read (U = 1 hit over
+        // the limit, the stated tolerance), the next one reads the counts at once.
+        expect((await a.hit(r, 'addr-2')).allowed).toBe(true)
         expect(statements).toEqual([])
         expect((await a.hit(r, 'addr-2')).allowed).toBe(false)
         expect(statements).toHaveLength(1)
@@ -128,7 +133,7 @@ for (const target of databaseTargets()) {
         expect(await burst(solo, r, 7)).toBe(5)
       })
 
-      it('with the database down, a key this process holds still decides from memory; a new one cannot', async () => {
+      it('with the database down, every key decides from memory: this process\'s own hits still count', async () => {
         const r = rule(3)
         let down = false
         const failing: Db = {
@@ -138,12 +143,17 @@ for (const target of databaseTargets()) {
         const a = createRateLimiter(failing, clock().now, NO_TIMER)
         expect(await burst(a, r, 2)).toBe(2)
         await a.flush()
-        await a.flush() // the key was not hit before this flush: its counts are read again at its next hit
+        await a.flush() // the key was not hit before this flush: its counts are read again past its next hit
         down = true
         expect(await burst(a, r, 5)).toBe(1)
-        expect((await rejection(a.hit(r, 'ip-new'))).message).toBe('connection refused')
+        // A new key: its first hit waits for no read, the next ones' read fails and they decide from memory.
+        expect(await burst(a, r, 5, 'ip-new')).toBe(3)
+        await a.flush() // not written: held for the next flush
         down = false
-        expect((await a.hit(r, 'ip-new')).allowed).toBe(true)
+        expect((await a.hit(r, 'ip-new')).allowed).toBe(false)
+        await a.flush()
+        expect(await first.sql<{ hits: number }>`select hits from core.rate_counts where rule = ${r.name} and subject = 'ip-new'`)
+          .toEqual([{ hits: 3 }])
       })
 
       it('no database write per hit: nothing is stored until the flush, then one row per key and second', async () => {
@@ -169,8 +179,13 @@ for (const target of databaseTargets()) {
         expect(await burst(a, r, 6)).toBe(6)
         await a.flush()
         expect(await burst(b, r, 20)).toBe(4)
-        // a learns of b's hits at its next flush (b's written first)
+        // a learns of b's hits when it next reads the key: a has not hit it since its last flush, so its first hit
+        // is decided on what it last read (one over the limit: U, the stated tolerance) and the next one reads.
         await b.flush()
+        await a.flush()
+        expect((await a.hit(r, 'ip-1')).allowed).toBe(true)
+        expect((await a.hit(r, 'ip-1')).allowed).toBe(false)
+        // Hit since the last flush, the key is read back by the next one: current, no more over the limit.
         await a.flush()
         expect((await a.hit(r, 'ip-1')).allowed).toBe(false)
       })
@@ -286,17 +301,20 @@ for (const target of databaseTargets()) {
         expect((await a.hit(r, 'ip-1')).allowed).toBe(true)
         await a.flush()
 
-        // b sees a's 3 hits in the window (+10, +20, +60 s): the oldest leaves it in 10 s; b counts it by its whole
-        // second (the clock is half a second into it), so it answers 11.
+        // b's first hit of the key is decided on nothing known (U, the stated tolerance); its flush reads a's back.
         const b = createRateLimiter(second, c.now, NO_TIMER)
+        expect((await b.hit(r, 'ip-1')).allowed).toBe(true)
+        await b.flush()
+        // b counts a's hits by their whole second (the clock is half a second into it): +0 (it leaves the window
+        // in half a second), +10, +20 and +60 s, and its own at +60 s; the third to leave is a's at +20 s: 21 s.
         const other = await b.hit(r, 'ip-1')
-        expect(other).toMatchObject({ allowed: false, retryAfterS: 11 })
+        expect(other).toMatchObject({ allowed: false, retryAfterS: 21 })
         c.advance(other.retryAfterS - 1)
         expect((await b.hit(r, 'ip-1')).allowed).toBe(false)
         c.advance(1)
         expect((await b.hit(r, 'ip-1')).allowed).toBe(true)
-        // Now b's own hit (+71 s) and a's (+20, +60 s) fill it: the first to leave is a's at +20 s, in whole seconds.
-        expect(await b.hit(r, 'ip-1')).toMatchObject({ allowed: false, retryAfterS: 10 })
+        // Now b's own hits (+60, +81 s) and a's (+60 s) fill it: the first to leave is b's at +60 s, exactly.
+        expect(await b.hit(r, 'ip-1')).toMatchObject({ allowed: false, retryAfterS: 39 })
 
         // b's own hit the oldest: it leaves exactly a window after it was made.
         const mixed = rule(2)
@@ -329,7 +347,8 @@ for (const target of databaseTargets()) {
         await a.reset(r, 'ip-1')
         expect(await burst(a, r, 3)).toBe(2)
         await a.flush()
-        expect(await burst(createRateLimiter(second, c.now, NO_TIMER), r, 3)).toBe(0)
+        // Another process: its first hit is decided on nothing known (U, the stated tolerance), the next ones read.
+        expect(await burst(createRateLimiter(second, c.now, NO_TIMER), r, 3)).toBe(1)
 
         const old = rule(5)
         const past = clock(Date.now() - 2 * 24 * 3600 * 1000)

@@ -6,12 +6,18 @@
 // - batched (a large limit checked on every request: the API-wide rule): no database work per hit. Each process keeps
 //   its own hits in memory (a sliding log, exact within the process); every RATE_FLUSH_MS one statement adds them to
 //   per-slot counts in core.rate_counts and reads back the other processes' counts of the keys hit since the last
-//   flush. A key new to the process, or not read at the latest flush (not hit before it), reads its counts first. So
-//   a flush costs what the keys in use cost, not every key held for its window (with 100,000 client addresses held,
-//   reading them all back took the database half a second every 250 ms).
-//   Tolerance across P processes: in any window a key gets at most `limit` plus the hits the other processes admitted
-//   for it in the last 2 × RATE_FLUSH_MS and one statement's time (written by them, then read here), and never more
-//   than P × limit. A process killed without its shutdown flush loses the hits it admitted since its last flush.
+//   flush. So a flush costs what the keys in use cost, not every key held for its window (with 100,000 client
+//   addresses held, reading them all back took the database half a second every 250 ms).
+//   A key whose counts were not read at the latest flush (new to the process, or not hit before that flush) is
+//   decided on what the process last read of it (nothing, for a new key) for its first `unread` hits: U = the
+//   rule's limit spread over its window, for one RATE_FLUSH_MS (1 at least; 1 for 200 a minute). The next flush
+//   reads its counts back; a hit past U reads them at once. So no request waits for the database because its client
+//   address is new (before, each new address cost a read in the request's path).
+//   Tolerance across P processes: in any window a key gets at most `limit`, plus the hits the other processes
+//   admitted that this one had not read when it decided: those of the last 2 × RATE_FLUSH_MS and one statement's
+//   time for a key it reads at every flush; for a key whose counts are not current, what they admitted since this
+//   process last read it, on which it admits at most U hits before reading again. Never more than P × limit. A
+//   process killed without its shutdown flush loses the hits it admitted since its last flush.
 //   The other processes' hits are counted by slot (1 s for a window up to a minute), a slot as long as any of it lies
 //   in the window: on that side the window is up to one slot longer, never shorter. Retry-After is exact for this
 //   process's hits, up to one slot late for the others', and never above the window.
@@ -97,8 +103,10 @@ interface Tally {
   written: Map<number, number>
   /** Slot start (epoch s) → the other processes' hits there, as of the last reconcile. */
   others: Map<number, number>
-  /** The flush whose counts `others` are (a read between two flushes: the earlier one). */
+  /** The flush whose counts `others` are (a read between two flushes: the earlier one); -1 before any read. */
   othersFlush: number
+  /** Hits admitted since `others` stopped being current (at most unreadHits(rule)): the next read sets it to 0. */
+  unread: number
   lastMs: number
 }
 
@@ -107,6 +115,11 @@ const slotOf = (rule: RateRule, ms: number) => Math.floor(ms / 1000 / slotS(rule
 /** The first slot inside the window that ends at `ms`: it counts whole. */
 const firstSlot = (rule: RateRule, ms: number) => slotOf(rule, ms - rule.windowS * 1000)
 const keyOf = (rule: RateRule, subject: string) => `${rule.name}\n${subject}`
+/** U of the tolerance above: the hits a key whose counts are not current admits before they are read. */
+const unreadHits = (rule: RateRule) => Math.max(1, Math.floor((rule.limit * RATE_FLUSH_MS) / (rule.windowS * 1000)))
+
+const newTally = (rule: RateRule, subject: string, others: Map<number, number>, othersFlush: number, t: number): Tally =>
+  ({ rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others, othersFlush, unread: 0, lastMs: t })
 
 /** Drops the hits and the other processes' slots that left the window ending at `t` (hits not yet written too). */
 function trim(tally: Tally, t: number) {
@@ -249,9 +262,9 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
   const isSolo = (rule: RateRule) => opts.solo === true && rule.windowS + slotS(rule) <= SOLO_LOOKBACK_S
 
   /**
-   * The key's tally, with the other processes' counts as of the latest flush: a key new to this process, or not hit
-   * before that flush (so not read back by it), reads them first. With the database down, a key this process holds
-   * decides from what it knew (its own hits still count); a new one cannot be decided.
+   * The key's tally, with the other processes' counts as of the latest flush; for a key new to this process, or not
+   * hit before that flush (so not read back by it), as last read (none, for a new key) for its first U hits, and read
+   * first past them. With the database down, a key decides from what this process knew (its own hits still count).
    */
   const tallyOf = (rule: RateRule, subject: string): Tally | Promise<Tally> => {
     const key = keyOf(rule, subject)
@@ -264,13 +277,24 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
       const from = firstSlot(rule, t)
       const others = new Map([...(earlier.get(key) ?? [])].filter(([slot]) => slot >= from))
       earlier.delete(key)
-      const tally: Tally = { rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others, othersFlush: flushes, lastMs: t }
+      const tally = newTally(rule, subject, others, flushes, t)
       tallies.set(key, tally)
       startTimer()
       return tally
     }
     let load = loading.get(key)
     if (!load) {
+      const tally = known ?? newTally(rule, subject, new Map(), -1, now())
+      if (tally.unread < unreadHits(rule)) {
+        // Decided on what is known; the hit makes the key active, so the next flush reads its counts back.
+        tally.unread++
+        if (!known) {
+          tallies.set(key, tally)
+          startTimer()
+        }
+        return tally
+      }
+
       load = (async () => {
         const asOf = flushes
         const t = now()
@@ -285,13 +309,14 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         }
         let tally = tallies.get(key)
         if (!tally) {
-          tally = { rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others: new Map(), othersFlush: asOf, lastMs: t }
+          tally = newTally(rule, subject, new Map(), asOf, t)
           tallies.set(key, tally)
         }
         // A reconcile writing this key meanwhile may have written hits `written` does not count yet: they are taken
         // for the other processes' until the next flush, which refuses early, never late.
         tally.others = othersOf(tally, rows.map((r) => [r.slot, r.hits]))
         tally.othersFlush = asOf
+        tally.unread = 0
         startTimer()
         return tally
       })().finally(() => loading.delete(key))
@@ -376,6 +401,7 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         tally.writing = 0
         if (!isSolo(tally.rule)) tally.others = othersOf(tally, counts.get(keyOf(tally.rule, tally.subject)) ?? [])
         tally.othersFlush = flushes
+        tally.unread = 0
       }
     } catch (err) {
       // Held for the next flush: the hits still count here, the other processes see them later.
