@@ -14,7 +14,8 @@
 //
 //   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
 //                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare TARGETS=pglite,postgres
-//                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info)
+//                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info
+//                                PROFILE_DIR=<dir>: the app writes a CPU profile per start there, bun --cpu-prof-md)
 //
 // Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on
 // a fresh database of it. The app runs at its default LOG_LEVEL=info (the request log line is part of the product)
@@ -43,6 +44,9 @@ const APP_OTHERS = list('APP_OTHERS', '').map((entry) => {
   const at = entry.indexOf('=')
   return { name: entry.slice(0, at), dir: entry.slice(at + 1) }
 })
+/** Where the app writes a CPU profile of each run (bun --cpu-prof-md: one markdown file per server start), if set. */
+const PROFILE_DIR = process.env.PROFILE_DIR ?? null
+const APP_FLAGS = PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
 const JWT_SECRET = `bench-${crypto.randomUUID()}-${crypto.randomUUID()}`
 
 type LoadGen = 'wrk' | 'autocannon'
@@ -59,8 +63,8 @@ const READS = ([
 
 interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: string }
 const SERVERS: ServerKind[] = [
-  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, 'src/main.ts'], logLevel: 'info' },
-  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, 'src/main.ts'], logLevel: 'warn' },
+  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'info' },
+  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'warn' },
   ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, join(dir, 'src/main.ts')], logLevel: 'info' })),
   { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, 'scripts/bench/bare-server.ts'] },
 ].filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
