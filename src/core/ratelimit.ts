@@ -294,7 +294,6 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         }
         return tally
       }
-
       load = (async () => {
         const asOf = flushes
         const t = now()
