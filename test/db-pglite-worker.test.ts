@@ -133,6 +133,23 @@ describe('PGlite on its own thread', () => {
     await db.sql`drop table wide`
   })
 
+  it('keeps the 300 statements used last: past that the one used longest ago is closed, and prepared again if it comes back', async () => {
+    const distinct = (i: number) => db.sql([`select ${i} as n, `, '::int as v'] as unknown as TemplateStringsArray, i)
+    const prepared = async () => (await db.sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`)[0]!.n
+    const hot = () => db.sql<{ one: number }>`select 1 as one where ${1}::int = 1`
+    await hot()
+    for (let i = 0; i < 400; i++) {
+      expect(await distinct(i)).toEqual([{ n: i, v: i }])
+      if (i % 50 === 0) expect(await hot()).toEqual([{ one: 1 }]) // used again: kept
+    }
+    expect(await prepared()).toBeLessThanOrEqual(300)
+    expect(await prepared()).toBeGreaterThanOrEqual(290)
+    const names = await db.sql<{ statement: string }>`select statement from pg_prepared_statements`
+    expect(names.some((r) => r.statement === 'select 1 as one where $1::int = 1')).toBe(true)
+    expect(names.some((r) => r.statement === 'select 0 as n, $1::int as v')).toBe(false)
+    expect(await distinct(0)).toEqual([{ n: 0, v: 0 }])
+  })
+
   it('exec runs several statements', async () => {
     await db.exec(`insert into note values (1, 'a'); insert into note values (2, 'b'); update note set body = 'c' where id = 2`)
     expect(await db.sql`select id, body from note where id in (1, 2) order by id`).toEqual([{ id: 1, body: 'a' }, { id: 2, body: 'c' }])

@@ -26,11 +26,12 @@ const reply = (message: ThreadReply) => self.postMessage(message)
 /**
  * Each query text is parsed once, as a named prepared statement, with its parameter types (the server driver
  * prepares its statements the same way): later runs only bind and execute it, without PostgreSQL parsing and
- * analysing the text again. At most STATEMENTS_KEPT are kept; past that, and after any statement that may change a
- * table, all are dropped (DEALLOCATE ALL) and prepared again as they come.
+ * analysing the text again. The STATEMENTS_KEPT used last are kept (one takes 10-40 KB of the database's memory,
+ * which WebAssembly never gives back); after any statement that may change a table all are dropped (DEALLOCATE ALL)
+ * and prepared again as they come.
  */
 const statements = new Map<string, { name: string; types: number[] }>()
-const STATEMENTS_KEPT = 2_000
+const STATEMENTS_KEPT = 300
 let nextStatement = 1
 /** A statement that may change a table's columns: a prepared statement's result shape may no longer hold. */
 const SCHEMA_CHANGE = /^(CREATE|ALTER|DROP)\b/
@@ -41,16 +42,27 @@ async function forgetStatements(db: PGlite): Promise<void> {
   await db.execProtocol(protocol.serialize.query('DEALLOCATE ALL'), { syncToFs: false })
 }
 
-/** The prepared statement for a query text: Parse and Describe once, in their own round trip (a failed Parse keeps nothing). */
+/**
+ * The prepared statement for a query text: Parse and Describe once, in their own round trip (a failed Parse keeps
+ * nothing), closing the one used longest ago when STATEMENTS_KEPT are held.
+ */
 async function prepared(db: PGlite, text: string): Promise<{ name: string; types: number[] }> {
   const known = statements.get(text)
-  if (known) return known
-  if (statements.size >= STATEMENTS_KEPT) await forgetStatements(db)
+  if (known) {
+    // The Map's order is the order of use: this one goes last.
+    statements.delete(text)
+    statements.set(text, known)
+    return known
+  }
+  const messages: Uint8Array[] = []
+  if (statements.size >= STATEMENTS_KEPT) {
+    const [oldestText, oldest] = statements.entries().next().value!
+    statements.delete(oldestText)
+    messages.push(protocol.serialize.close({ type: 'S', name: oldest.name }))
+  }
   const name = `s${nextStatement++}`
-  const described = await db.execProtocol(
-    Buffer.concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
-    { syncToFs: false },
-  )
+  messages.push(protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync())
+  const described = await db.execProtocol(Buffer.concat(messages), { syncToFs: false })
   const statement = { name, types: parse.parseDescribeStatementResults(described.messages) }
   statements.set(text, statement)
   return statement
