@@ -36,10 +36,11 @@ let nextStatement = 1
 /** A statement that may change a table's columns: a prepared statement's result shape may no longer hold. */
 const SCHEMA_CHANGE = /^(CREATE|ALTER|DROP)\b/
 
-async function forgetStatements(db: PGlite): Promise<void> {
+/** Drops every prepared statement; `deallocate` runs DEALLOCATE ALL where the caller holds the database. */
+async function forgetStatements(deallocate: (sql: string) => Promise<unknown>): Promise<void> {
   if (statements.size === 0) return
   statements.clear()
-  await db.execProtocol(protocol.serialize.query('DEALLOCATE ALL'), { syncToFs: false })
+  await deallocate('DEALLOCATE ALL')
 }
 
 /**
@@ -87,7 +88,9 @@ async function query(db: PGlite, text: string, params: unknown[], inTransaction:
     ]), { syncToFs: false })
     if (!inTransaction) await db.syncToFs()
     const [result] = parse.parseResults(messages, db.parsers)
-    if (result?.command && SCHEMA_CHANGE.test(result.command)) await forgetStatements(db)
+    if (result?.command && SCHEMA_CHANGE.test(result.command)) {
+      await forgetStatements((sql) => db.execProtocol(protocol.serialize.query(sql), { syncToFs: false }))
+    }
     return result?.rows ?? []
   })
   return inTransaction ? run() : db._runExclusiveTransaction(run)
@@ -166,8 +169,7 @@ async function run(request: ThreadRequest): Promise<unknown> {
       return query(pg!, request.text, request.params, !!request.tx)
     case 'exec':
       await handle(request.tx).exec(request.text)
-      if (statements.size > 0) await handle(request.tx).exec('DEALLOCATE ALL')
-      statements.clear()
+      await forgetStatements((sql) => handle(request.tx).exec(sql))
       return undefined
     case 'end':
       return end(request.tx, request.commit)

@@ -131,6 +131,13 @@ function trim(tally: Tally, t: number) {
   for (const map of [tally.written, tally.others]) for (const slot of map.keys()) if (slot < from) map.delete(slot)
 }
 
+/** Takes a key's counts as read at flush `asOf` (slot → hits of every process): current from then on, U hits anew. */
+function readAt(tally: Tally, counts: Iterable<[number, number]>, asOf: number) {
+  tally.others = othersOf(tally, counts)
+  tally.othersFlush = asOf
+  tally.unread = 0
+}
+
 /** A key's slot counts (slot → hits of every process) less this process's written hits: the other processes' hits. */
 function othersOf(tally: Pick<Tally, 'written'>, counts: Iterable<[number, number]>): Map<number, number> {
   const others = new Map<number, number>()
@@ -313,9 +320,7 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         }
         // A reconcile writing this key meanwhile may have written hits `written` does not count yet: they are taken
         // for the other processes' until the next flush, which refuses early, never late.
-        tally.others = othersOf(tally, rows.map((r) => [r.slot, r.hits]))
-        tally.othersFlush = asOf
-        tally.unread = 0
+        readAt(tally, rows.map((r) => [r.slot, r.hits]), asOf)
         startTimer()
         return tally
       })().finally(() => loading.delete(key))
@@ -398,9 +403,8 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
           tally.written.set(slot, (tally.written.get(slot) ?? 0) + 1)
         }
         tally.writing = 0
-        if (!isSolo(tally.rule)) tally.others = othersOf(tally, counts.get(keyOf(tally.rule, tally.subject)) ?? [])
-        tally.othersFlush = flushes
-        tally.unread = 0
+        if (isSolo(tally.rule)) tally.othersFlush = flushes
+        else readAt(tally, counts.get(keyOf(tally.rule, tally.subject)) ?? [], flushes)
       }
     } catch (err) {
       // Held for the next flush: the hits still count here, the other processes see them later.
