@@ -1,0 +1,114 @@
+// The server's log destination (src/core/log.ts LineBuffer): lines are written in batches, in order, none lost on
+// the way out of the process, and a stdout that does not keep up costs dropped lines (counted), not memory.
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import pino from 'pino'
+import { LineBuffer } from '../src/core/log'
+
+const ROOT = join(import.meta.dir, '..')
+
+/** A LineBuffer whose writes land in `batches`; a write resolves when `release` is called, if `held`. */
+function recorder(held = false) {
+  const batches: string[] = []
+  const releases: Array<() => void> = []
+  const buffer = new LineBuffer(1, async (text) => {
+    batches.push(text)
+    if (held) await new Promise<void>((resolve) => releases.push(resolve))
+  })
+  const log = pino({ base: undefined }, buffer)
+  return { batches, buffer, log, release: () => releases.shift()?.() }
+}
+
+const messages = (batches: string[]) => batches.join('').trim().split('\n').map((line) => JSON.parse(line).msg as string)
+
+describe('LineBuffer', () => {
+  test('lines logged in one turn are written together, shortly after', async () => {
+    const { batches, log } = recorder()
+    for (let i = 0; i < 5; i++) log.info(`line ${i}`)
+    expect(batches).toEqual([])
+    await Bun.sleep(120)
+    expect(batches.length).toBe(1)
+    expect(messages(batches)).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4'])
+  })
+
+  test('a large batch is written at once, without waiting for the timer', () => {
+    const { batches, log } = recorder()
+    const filler = 'x'.repeat(1_000)
+    for (let i = 0; i < 70; i++) log.info({ filler }, `line ${i}`)
+    expect(batches.length).toBe(1) // 64 KB reached: written at once; the rest waits for the timer
+    const written = messages(batches)
+    expect(written.length).toBeGreaterThan(60)
+    expect(written).toEqual(written.map((_, i) => `line ${i}`))
+  })
+
+  test('lines logged while a write runs follow it in order, in the next write', async () => {
+    const { batches, buffer, log, release } = recorder(true)
+    log.info('first')
+    buffer.flush()
+    log.info('second')
+    log.info('third')
+    buffer.flush()
+    expect(batches.length).toBe(1) // the second batch waits for the first write
+    release()
+    await Bun.sleep(10)
+    expect(batches.length).toBe(2)
+    release()
+    expect(messages(batches)).toEqual(['first', 'second', 'third'])
+  })
+
+  test('a stdout that does not keep up drops lines past the bound and says how many', async () => {
+    const { batches, buffer, log, release } = recorder(true)
+    log.info('before')
+    buffer.flush() // this write never finishes until released: everything after it waits
+    const filler = 'y'.repeat(64 * 1024)
+    let logged = 0
+    while (logged < 400) {
+      log.info({ filler }, `waiting ${logged}`)
+      logged++
+    }
+    release()
+    await Bun.sleep(10)
+    release()
+    await buffer.drain(1_000)
+    const lines = batches.join('').trim().split('\n').map((line) => JSON.parse(line))
+    const dropped = lines.find((line) => line.msg === 'log lines dropped: stdout did not keep up')
+    expect(dropped?.level).toBe('warn')
+    const kept = lines.filter((line) => String(line.msg).startsWith('waiting')).length
+    expect(kept).toBeGreaterThan(200) // 16 MB of 64 KB lines
+    expect(kept).toBeLessThan(400)
+    expect(kept + dropped.dropped).toBe(400)
+  })
+
+  test('drain waits for the write in flight and writes the rest', async () => {
+    const { batches, buffer, log, release } = recorder(true)
+    log.info('one')
+    buffer.flush()
+    log.info('two')
+    const drained = buffer.drain(1_000)
+    setTimeout(release, 20)
+    setTimeout(release, 40)
+    await drained
+    expect(messages(batches)).toEqual(['one', 'two'])
+  })
+})
+
+describe('the server logger on the way out', () => {
+  const script = (ending: string) => `
+    import { createLogger } from ${JSON.stringify(join(ROOT, 'src/core/log.ts'))}
+    const log = createLogger('info')
+    for (let i = 0; i < 3; i++) log.info({ i }, 'line')
+    ${ending}
+  `
+  for (const [how, ending] of [
+    ['process.exit', 'process.exit(3)'],
+    ['an uncaught exception', "throw new Error('boom')"],
+    ['the end of the program', ''],
+  ] as const) {
+    test(`no line is lost on ${how}`, async () => {
+      const proc = Bun.spawn([process.execPath, '-e', script(ending)], { stdout: 'pipe', stderr: 'pipe' })
+      const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
+      const lines = out.trim().split('\n').map((line) => JSON.parse(line))
+      expect(lines.map((line) => line.i)).toEqual([0, 1, 2])
+    })
+  }
+})
