@@ -171,6 +171,27 @@ for (const target of databaseTargets()) {
         expect(await stored()).toEqual([{ slot: start, hits: 10 }, { slot: start + 1, hits: 10 }, { slot: start + 2, hits: 10 }])
       })
 
+      it('a key whose hits all left their window is let go at a flush; a key still in use stays, a key let go starts anew', async () => {
+        const r = rule(2)
+        const c = clock()
+        const a = createRateLimiter(first, c.now, NO_TIMER) // one flush walks every key (a slice of PRUNE_EVERY_MS)
+        await Promise.all(Array.from({ length: 100 }, (_, i) => a.hit(r, `addr-${i}`)))
+        await a.flush()
+        expect(a.heldKeys()).toBe(100)
+        c.advance(30)
+        await a.hit(r, 'addr-0')
+        c.advance(WINDOW_S - 30)
+        await a.flush()
+        expect(a.heldKeys()).toBe(100) // a minute since the first hits, but their slot still counts
+        c.advance(1)
+        await a.flush()
+        expect(a.heldKeys()).toBe(1) // addr-0's second hit is still in its window
+        expect((await a.hit(r, 'addr-0')).allowed).toBe(true)
+        expect((await a.hit(r, 'addr-0')).allowed).toBe(false)
+        expect((await a.hit(r, 'addr-5')).allowed).toBe(true) // let go, read again: its old hits are out of the window
+        expect(a.heldKeys()).toBe(2)
+      })
+
       it('after a flush the other process counts them: 6 through one, then exactly 4 of a burst through the other', async () => {
         const r = rule(10)
         const c = clock()

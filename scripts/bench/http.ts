@@ -10,7 +10,9 @@
 // -c 1`); the PostgreSQL server, when used, is not pinned. Each server answers every read; ROUNDS rounds start each
 // server once, in a rotating order, so the configurations are interleaved; the table has the medians over the
 // rounds and the spread (min to max) of req/s. app / bare is the share of the bare server's throughput the app
-// reaches (1.00 = no framework cost).
+// reaches (1.00 = no framework cost). Beside it, the CPU time per request of the server process and of the
+// PostgreSQL server (from /proc, over the measured load): on a shared VM req/s moves from run to run with the other
+// tenants' load, CPU per request much less.
 //
 //   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
 //                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare TARGETS=pglite,postgres
@@ -69,7 +71,36 @@ const SERVERS: ServerKind[] = [
   { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, 'scripts/bench/bare-server.ts'] },
 ].filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
 
-interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number }
+interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number; requests: number }
+
+/**
+ * CPU time in ms the processes used so far, every thread of them (utime + stime of /proc/<pid>/stat). With the
+ * requests answered meanwhile it gives CPU per request: steadier than req/s on a shared VM, where another tenant's
+ * load moves req/s from run to run.
+ */
+const TICKS_PER_S = 100 // getconf CLK_TCK on Linux
+function cpuMs(pids: number[]): number {
+  let ticks = 0
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return (ticks * 1000) / TICKS_PER_S
+}
+/** The PostgreSQL server's processes (all of them: the backends serving the app and their helpers). */
+const postgresPids = () =>
+  readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'
+    } catch {
+      return false
+    }
+  })
 
 async function run(cmd: string[]): Promise<string> {
   const proc = Bun.spawn(['taskset', '-c', LOAD_CPU, ...cmd], { cwd: ROOT_DIR, stdout: 'pipe', stderr: 'pipe' })
@@ -102,6 +133,7 @@ async function load(url: string, read: Read, token: string, seconds: number): Pr
     const script = read.rotateAddress ? ['-s', ROTATE_SCRIPT] : []
     const out = await run(['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, '-H', `Authorization: ${auth}`, url])
     return {
+      requests: Number(/^\s*(\d+) requests in/m.exec(out)?.[1] ?? NaN),
       rps: Number(/^Requests\/sec:\s+([\d.]+)/m.exec(out)?.[1] ?? NaN),
       p50Ms: wrkMs(out, '50'),
       p99Ms: wrkMs(out, '99'),
@@ -113,8 +145,8 @@ async function load(url: string, read: Read, token: string, seconds: number): Pr
     'node', join(ROOT_DIR, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(seconds),
     '-H', `Authorization=${auth}`, url,
   ])
-  const r = JSON.parse(out) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number }
-  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx }
+  const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number }
+  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, requests: r.requests.total }
 }
 
 const post = async (server: Spawned, path: string, body: unknown, headers: Record<string, string> = {}) => {
@@ -156,7 +188,11 @@ async function pinThreads(pid: number, name: string, cpus: string) {
   for (const tid of tasks) await Bun.spawn(['taskset', '-p', '-c', cpus, tid], { stdout: 'ignore' }).exited
 }
 
-interface Measured { round: number; database: string; server: string; read: string; result: LoadResult }
+interface Measured {
+  round: number; database: string; server: string; read: string; result: LoadResult
+  /** CPU per request, µs: the server process's, and the PostgreSQL server's (null on PGlite: it is in the server's). */
+  serverUs: number; databaseUs: number | null
+}
 
 async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   const dataDir = freshDataDir('bench-http')
@@ -206,10 +242,18 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
               throw new Error(`${kind.label}: GET ${read.path} answered another body:\n${body.slice(0, 600)}\nthan\n${first.slice(0, 600)}`)
             }
             if (WARMUP_S > 0) await load(url, read, tokens[read.token], WARMUP_S)
+            const dbPids = database === 'postgres' ? postgresPids() : []
+            const before = { server: cpuMs([server.proc.pid]), database: cpuMs(dbPids) }
             const result = await load(url, read, tokens[read.token], DURATION_S)
-            out.push({ round, database: label, server: kind.label, read: read.label, result })
+            const perRequest = (ms: number) => (ms * 1000) / result.requests
+            out.push({
+              round, database: label, server: kind.label, read: read.label, result,
+              serverUs: perRequest(cpuMs([server.proc.pid]) - before.server),
+              databaseUs: database === 'postgres' ? perRequest(cpuMs(dbPids) - before.database) : null,
+            })
             console.log(`round ${round}  ${label.padEnd(10)}  ${kind.label.padEnd(28)}  ${read.label.padEnd(34)}  ` +
-              `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms` +
+              `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  ` +
+              `CPU/req ${out.at(-1)!.serverUs.toFixed(0)} us${database === 'postgres' ? ` + database ${out.at(-1)!.databaseUs!.toFixed(0)} us` : ''}` +
               (result.non2xx ? `  NON-2XX ${result.non2xx}` : ''))
           }
         } finally {
@@ -224,25 +268,28 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
 }
 
 function table(rows: Measured[]) {
-  const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app']
+  const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app', 'CPU us/req', 'db CPU us/req', 'CPU bare / app']
   const groups = new Map<string, Measured[]>()
   for (const r of rows) {
     const key = `${r.read}\u0000${r.database}\u0000${r.server}`
     groups.set(key, [...(groups.get(key) ?? []), r])
   }
-  const medianRps = (read: string, database: string, server: string) =>
-    median(rows.filter((r) => r.read === read && r.database === database && r.server === server).map((r) => r.result.rps))
+  const medianOf = (read: string, database: string, server: string, pick: (r: Measured) => number) =>
+    median(rows.filter((r) => r.read === read && r.database === database && r.server === server).map(pick))
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
   const cells = [...groups.values()].map((g) => {
     const { read, database, server } = g[0]!
     const rps = g.map((r) => r.result.rps)
-    const bare = medianRps(read, database, 'bare Bun.serve')
+    const bare = medianOf(read, database, 'bare Bun.serve', (r) => r.result.rps)
+    const bareCpu = medianOf(read, database, 'bare Bun.serve', (r) => r.serverUs)
+    const cpu = median(g.map((r) => r.serverUs))
     const isBare = server === 'bare Bun.serve'
     return [
       read, database, server, fmt(median(rps)), `${fmt(Math.min(...rps))}-${fmt(Math.max(...rps))}`,
       median(g.map((r) => r.result.p50Ms)).toFixed(2), median(g.map((r) => r.result.p99Ms)).toFixed(2),
       String(g.reduce((n, r) => n + r.result.non2xx, 0)),
       isBare ? '' : (median(rps) / bare).toFixed(2), isBare ? '' : (bare / median(rps)).toFixed(2),
+      cpu.toFixed(0), g[0]!.databaseUs === null ? '-' : median(g.map((r) => r.databaseUs!)).toFixed(0), isBare ? '' : (bareCpu / cpu).toFixed(2),
     ]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
@@ -269,6 +316,8 @@ async function main() {
   console.log('')
   table(rows)
   console.log('\napp / bare: the share of the bare server\'s requests/s the app answers (goal: at least 0.80); medians over the rounds')
+  console.log('CPU us/req: the server process\'s CPU time per request (all its threads); db: the PostgreSQL server\'s;')
+  console.log('CPU bare / app: the bare server\'s CPU per request over the app\'s (steadier than req/s on a shared VM)')
 }
 
 await main()

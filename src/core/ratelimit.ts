@@ -60,6 +60,8 @@ export interface RateLimiter {
   flush(): Promise<void>
   /** Flushes and stops the timer: the clean-shutdown hook. */
   close(): Promise<void>
+  /** How many batched keys this process holds in memory (the ones with hits or counts still in their window). */
+  heldKeys(): number
   /** The limiter inside a transaction: strict hits in it (they roll back with it), batched ones shared with this one. */
   bind(db: Db): RateLimiter
 }
@@ -85,14 +87,18 @@ export const RATE_FLUSH_MS = 250
  * keys one by one instead. The API-wide rule's window is a minute.
  */
 const SOLO_LOOKBACK_S = 600
-/** Every this often a flush also lets go of the keys whose hits all left their window (the others only trim the keys hit). */
+/**
+ * Every key held is visited once in this long, a slice at each flush, to let go of the hits and counts that left
+ * their window and of the keys with nothing left (the keys hit are trimmed at every flush anyway).
+ */
 const PRUNE_EVERY_MS = 5_000
 /** A batched rule's window is counted in about this many slots in the database (one second at least). */
 const SLOTS_PER_WINDOW = 60
 
 /**
  * A batched key in memory. `hits` are this process's admitted hits (ms, ascending): the last `unwritten` are not in
- * the database yet, the `writing` before them are being written, the rest are in `written` (slot → hits).
+ * the database yet, the `writing` before them are being written, the rest are in `written` (slot → hits; null while
+ * none). A key is small (a client address hit once: a tally and its one-hit list), as tens of thousands are held.
  */
 interface Tally {
   readonly rule: RateRule
@@ -100,15 +106,20 @@ interface Tally {
   hits: number[]
   writing: number
   unwritten: number
-  written: Map<number, number>
-  /** Slot start (epoch s) → the other processes' hits there, as of the last reconcile. */
+  written: Map<number, number> | null
+  /** Slot start (epoch s) → the other processes' hits there, as of the last reconcile (NONE while none). */
   others: Map<number, number>
   /** The flush whose counts `others` are (a read between two flushes: the earlier one); -1 before any read. */
   othersFlush: number
   /** Hits admitted since `others` stopped being current (at most unreadHits(rule)): the next read sets it to 0. */
   unread: number
   lastMs: number
+  /** Let go of (reset, or pruned): a flush under way writes nothing of it. */
+  gone: boolean
 }
+
+/** The other processes' counts of a key they never hit: shared, never written to (trim only deletes). */
+const NONE: Map<number, number> = new Map()
 
 const slotS = (rule: RateRule) => Math.max(1, Math.ceil(rule.windowS / SLOTS_PER_WINDOW))
 const slotOf = (rule: RateRule, ms: number) => Math.floor(ms / 1000 / slotS(rule)) * slotS(rule)
@@ -119,7 +130,7 @@ const keyOf = (rule: RateRule, subject: string) => `${rule.name}\n${subject}`
 const unreadHits = (rule: RateRule) => Math.max(1, Math.floor((rule.limit * RATE_FLUSH_MS) / (rule.windowS * 1000)))
 
 const newTally = (rule: RateRule, subject: string, others: Map<number, number>, othersFlush: number, t: number): Tally =>
-  ({ rule, subject, hits: [], writing: 0, unwritten: 0, written: new Map(), others, othersFlush, unread: 0, lastMs: t })
+  ({ rule, subject, hits: [], writing: 0, unwritten: 0, written: null, others, othersFlush, unread: 0, lastMs: t, gone: false })
 
 /** Drops the hits and the other processes' slots that left the window ending at `t` (hits not yet written too). */
 function trim(tally: Tally, t: number) {
@@ -128,7 +139,8 @@ function trim(tally: Tally, t: number) {
   while (gone < tally.hits.length && slotOf(tally.rule, tally.hits[gone]!) < from) gone++
   if (gone > 0) tally.hits.splice(0, gone)
   tally.unwritten = Math.min(tally.unwritten, tally.hits.length)
-  for (const map of [tally.written, tally.others]) for (const slot of map.keys()) if (slot < from) map.delete(slot)
+  if (tally.written) for (const slot of tally.written.keys()) if (slot < from) tally.written.delete(slot)
+  for (const slot of tally.others.keys()) if (slot < from) tally.others.delete(slot)
 }
 
 /** Takes a key's counts as read at flush `asOf` (slot → hits of every process): current from then on, U hits anew. */
@@ -140,22 +152,25 @@ function readAt(tally: Tally, counts: Iterable<[number, number]>, asOf: number) 
 
 /** A key's slot counts (slot → hits of every process) less this process's written hits: the other processes' hits. */
 function othersOf(tally: Pick<Tally, 'written'>, counts: Iterable<[number, number]>): Map<number, number> {
-  const others = new Map<number, number>()
+  let others = NONE
   for (const [slot, hits] of counts) {
-    const theirs = hits - (tally.written.get(slot) ?? 0)
-    if (theirs > 0) others.set(slot, theirs)
+    const theirs = hits - (tally.written?.get(slot) ?? 0)
+    if (theirs > 0) {
+      if (others === NONE) others = new Map()
+      others.set(slot, theirs)
+    }
   }
   return others
 }
 
-/** Count rows by key (as keyOf spells it): slot → hits. For a slot given twice, the row of pass 0 wins. */
-function countsByKey(rows: Array<{ rule: string; subject: string; slot: number; hits: number; pass?: number }>) {
+/** Count rows by key (as keyOf spells it): slot → hits. */
+function countsByKey(rows: Array<{ rule: string; subject: string; slot: number; hits: number }>) {
   const counts = new Map<string, Map<number, number>>()
   for (const r of rows) {
     const key = `${r.rule}\n${r.subject}`
     let slots = counts.get(key)
     if (!slots) counts.set(key, (slots = new Map()))
-    if (r.pass === 0 || !slots.has(r.slot)) slots.set(r.slot, r.hits)
+    slots.set(r.slot, r.hits)
   }
   return counts
 }
@@ -229,7 +244,18 @@ function hitStrict(db: Db, rule: RateRule, subject: string, t: number): Promise<
 
 export function createRateLimiter(db: Db, now: () => number = Date.now, opts: RateLimiterOptions = {}): RateLimiter {
   const flushMs = opts.flushMs ?? RATE_FLUSH_MS
-  const tallies = new Map<string, Tally>()
+  /** Rule name → subject → tally (a map per rule: no key string to build and hash at every hit). */
+  const tallies = new Map<string, Map<string, Tally>>()
+  const tallyMap = (rule: RateRule) => {
+    let map = tallies.get(rule.name)
+    if (!map) tallies.set(rule.name, (map = new Map()))
+    return map
+  }
+  const held = () => {
+    let n = 0
+    for (const map of tallies.values()) n += map.size
+    return n
+  }
   const loading = new Map<string, Promise<Tally>>()
   let timer: ReturnType<typeof setInterval> | null = null
   let chain: Promise<void> = Promise.resolve()
@@ -237,7 +263,8 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
   let closed = false
   /** The keys hit since the last reconcile: the ones it writes and reads back. */
   let active = new Set<Tally>()
-  let prunedAt = now()
+  /** Where the prune stands in its walk over every key; null between walks. */
+  let pruning: Iterator<Tally> | null = null
   /** Flushes started so far: a key's counts are current when read at the latest one. */
   let flushes = 0
   /** Solo: what earlier runs wrote (key → slot counts), read once; null until read. */
@@ -274,29 +301,32 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
    * first past them. With the database down, a key decides from what this process knew (its own hits still count).
    */
   const tallyOf = (rule: RateRule, subject: string): Tally | Promise<Tally> => {
-    const key = keyOf(rule, subject)
-    const known = tallies.get(key)
+    const map = tallyMap(rule)
+    const known = map.get(subject)
     const solo = isSolo(rule)
     if (known && (known.othersFlush === flushes || solo)) return known
     if (solo) {
       if (!earlier) return readEarlier().then(() => tallyOf(rule, subject))
       const t = now()
       const from = firstSlot(rule, t)
-      const others = new Map([...(earlier.get(key) ?? [])].filter(([slot]) => slot >= from))
+      const key = keyOf(rule, subject)
+      const found = earlier.get(key)
+      const others = found ? othersOf({ written: null }, [...found].filter(([slot]) => slot >= from)) : NONE
       earlier.delete(key)
       const tally = newTally(rule, subject, others, flushes, t)
-      tallies.set(key, tally)
+      map.set(subject, tally)
       startTimer()
       return tally
     }
+    const key = keyOf(rule, subject)
     let load = loading.get(key)
     if (!load) {
-      const tally = known ?? newTally(rule, subject, new Map(), -1, now())
+      const tally = known ?? newTally(rule, subject, NONE, -1, now())
       if (tally.unread < unreadHits(rule)) {
         // Decided on what is known; the hit makes the key active, so the next flush reads its counts back.
         tally.unread++
         if (!known) {
-          tallies.set(key, tally)
+          map.set(subject, tally)
           startTimer()
         }
         return tally
@@ -309,14 +339,14 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
           rows = await db.sql<{ slot: number; hits: number }>`
             select slot, hits from core.rate_counts where rule = ${rule.name} and subject = ${subject} and slot >= ${firstSlot(rule, t)}`
         } catch (err) {
-          const held = tallies.get(key)
-          if (held) return held
+          const kept = map.get(subject)
+          if (kept) return kept
           throw err
         }
-        let tally = tallies.get(key)
+        let tally = map.get(subject)
         if (!tally) {
-          tally = newTally(rule, subject, new Map(), asOf, t)
-          tallies.set(key, tally)
+          tally = newTally(rule, subject, NONE, asOf, t)
+          map.set(subject, tally)
         }
         // A reconcile writing this key meanwhile may have written hits `written` does not count yet: they are taken
         // for the other processes' until the next flush, which refuses early, never late.
@@ -329,13 +359,31 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
     return load
   }
 
-  /** Lets go of the hits and counts that left their window, and of the keys with nothing left and no recent hit. */
-  const prune = (t: number) => {
+  function* everyTally(): Generator<Tally> {
+    for (const map of tallies.values()) yield* map.values()
+  }
+
+  /**
+   * Lets go of the hits and counts that left their window, and of the keys with nothing left and no recent hit: a
+   * slice of the keys at each flush, so every key is visited once in PRUNE_EVERY_MS (no pause walking them all).
+   */
+  const pruneSlice = (t: number) => {
     // What earlier runs wrote is out of every solo rule's window once SOLO_LOOKBACK_S has passed: unused keys go.
     if (earlier && earlier.size > 0 && t - earlierAt > SOLO_LOOKBACK_S * 1000) earlier = new Map()
-    for (const [key, tally] of tallies) {
+    let left = Math.ceil((held() * flushMs) / PRUNE_EVERY_MS)
+    pruning ??= everyTally()
+    while (left-- > 0) {
+      const next = pruning.next()
+      if (next.done) {
+        pruning = null
+        return
+      }
+      const tally = next.value
       trim(tally, t)
-      if (tally.hits.length + tally.others.size === 0 && t - tally.lastMs > tally.rule.windowS * 1000) tallies.delete(key)
+      if (tally.hits.length + tally.others.size === 0 && t - tally.lastMs > tally.rule.windowS * 1000) {
+        tally.gone = true
+        tallies.get(tally.rule.name)?.delete(tally.subject)
+      }
     }
   }
 
@@ -344,76 +392,96 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
     reconciling = true
     flushes++
     const t = now()
-    if (t - prunedAt >= PRUNE_EVERY_MS) {
-      prune(t)
-      prunedAt = t
-    }
+    pruneSlice(t)
     // A key reset meanwhile is no longer held: nothing of it is written back.
-    const held = [...active].filter((tally) => tallies.get(keyOf(tally.rule, tally.subject)) === tally)
+    const keys = [...active].filter((tally) => !tally.gone)
     active = new Set()
-    if (held.length === 0) {
-      if (tallies.size === 0) stopTimer()
+    if (keys.length === 0) {
+      if (held() === 0) stopTimer()
       reconciling = false
       return
     }
-    const delta = new Map<string, { rule: string; subject: string; slot: number; hits: number }>()
-    for (const tally of held) {
+    // Parallel arrays: the keys (a rule as its index in `rules`), then the slots written, each by its key's index;
+    // the keys whose counts come back (not solo rules': no other process writes them, earlier runs' are held).
+    const rules: string[] = []
+    const ruleIndex = new Map<string, number>()
+    const keyRule: number[] = []
+    const keySubject: string[] = []
+    const keySince: number[] = []
+    const keyBack: boolean[] = []
+    const slotKey: number[] = []
+    const slotAt: number[] = []
+    const slotHits: number[] = []
+    keys.forEach((tally, i) => {
       trim(tally, t)
       const { rule, hits } = tally
-      const key = keyOf(rule, tally.subject)
+      let r = ruleIndex.get(rule.name)
+      if (r === undefined) {
+        ruleIndex.set(rule.name, (r = rules.length + 1)) // SQL arrays count from 1
+        rules.push(rule.name)
+      }
+      keyRule.push(r)
+      keySubject.push(tally.subject)
+      keySince.push(firstSlot(rule, t))
+      keyBack.push(!isSolo(rule))
       tally.writing = tally.unwritten
       tally.unwritten = 0
-      for (const ms of hits.slice(hits.length - tally.writing)) {
-        const slot = slotOf(rule, ms)
-        const row = delta.get(`${key}\n${slot}`) ?? { rule: rule.name, subject: tally.subject, slot, hits: 0 }
-        row.hits++
-        delta.set(`${key}\n${slot}`, row)
+      // Hits are ascending, so are their slots: one row per run of equal slots.
+      for (let h = hits.length - tally.writing; h < hits.length; h++) {
+        const slot = slotOf(rule, hits[h]!)
+        if (slotKey.at(-1) === i && slotAt.at(-1) === slot) slotHits[slotHits.length - 1]!++
+        else {
+          slotKey.push(i)
+          slotAt.push(slot)
+          slotHits.push(1)
+        }
       }
-    }
-    const d = [...delta.values()]
-    // A solo rule's keys have nothing to read back: no other process writes them, and what earlier runs wrote is held.
-    const readBack = held.filter((tally) => !isSolo(tally.rule))
+    })
     try {
-      // The counts of the slots written come back from the insert; the other slots of the held keys are read beside
-      // it (in the statement's snapshot, before the insert), one index lookup per key: for a slot in both, the
-      // insert's answer wins. (The NOT EXISTS over the delta this replaces was seen running for over a minute on a
-      // server holding 100,000 keys.)
-      const rows = await db.sql<{ rule: string; subject: string; slot: number; hits: number; pass: number }>`
-        with delta (rule, subject, slot, hits) as (
-          select * from unnest(${d.map((r) => r.rule)}::text[], ${d.map((r) => r.subject)}::text[],
-                               ${d.map((r) => r.slot)}::bigint[], ${d.map((r) => r.hits)}::int[])
+      // The counts of the keys read back are read beside the insert, in the statement's snapshot (before it), one
+      // index lookup per key; what this flush adds is added to them here. (Having the insert return its rows, matched
+      // to the keys by rule and subject, cost the database as much again; the NOT EXISTS over the delta before that
+      // was seen running for over a minute on a server holding 100,000 keys.) Keys travel once, as their index.
+      const rows = await db.sql<{ i: number; slot: number; hits: number }>`
+        with k (i, rule, subject, since, back) as (
+          select u.i - 1, (${rules}::text[])[u.r], u.subject, u.since, u.back
+          from unnest(${keyRule}::int[], ${keySubject}::text[], ${keySince}::bigint[], ${keyBack}::boolean[])
+            with ordinality as u(r, subject, since, back, i)
         ), added as (
           insert into core.rate_counts as c (rule, subject, slot, hits)
-          select rule, subject, slot, hits from delta
+          select k.rule, k.subject, d.slot, d.hits
+          from unnest(${slotKey}::int[], ${slotAt}::bigint[], ${slotHits}::int[]) as d(i, slot, hits) join k on k.i = d.i
           on conflict (rule, subject, slot) do update set hits = c.hits + excluded.hits
-          returning c.rule, c.subject, c.slot, c.hits
-        ), held (rule, subject, since) as (
-          select * from unnest(${readBack.map((h) => h.rule.name)}::text[], ${readBack.map((h) => h.subject)}::text[],
-                               ${readBack.map((h) => firstSlot(h.rule, t))}::bigint[])
         )
-        select rule, subject, slot, hits, 0 as pass from added
-        union all
-        select c.rule, c.subject, c.slot, c.hits, 1 from held h
-          join lateral (select * from core.rate_counts c where c.rule = h.rule and c.subject = h.subject and c.slot >= h.since) c on true`
-      const counts = countsByKey(rows)
-      for (const tally of held) {
-        const end = tally.hits.length - tally.unwritten
-        for (const ms of tally.hits.slice(end - tally.writing, end)) {
-          const slot = slotOf(tally.rule, ms)
-          tally.written.set(slot, (tally.written.get(slot) ?? 0) + 1)
-        }
-        tally.writing = 0
-        if (isSolo(tally.rule)) tally.othersFlush = flushes
-        else readAt(tally, counts.get(keyOf(tally.rule, tally.subject)) ?? [], flushes)
+        select k.i::int as i, c.slot::float8 as slot, c.hits from k
+          join lateral (select slot, hits from core.rate_counts c where c.rule = k.rule and c.subject = k.subject and c.slot >= k.since) c on true
+        where k.back`
+      const counts: Array<Map<number, number> | undefined> = []
+      const countsOf = (i: number) => (counts[i] ??= new Map())
+      for (const { i, slot, hits } of rows) countsOf(i).set(slot, hits)
+      for (let j = 0; j < slotKey.length; j++) {
+        const slots = countsOf(slotKey[j]!)
+        slots.set(slotAt[j]!, (slots.get(slotAt[j]!) ?? 0) + slotHits[j]!)
       }
+      // What was written is this process's from now on: readAt takes it out of the counts, the rest is the others'.
+      for (let j = 0; j < slotKey.length; j++) {
+        const tally = keys[slotKey[j]!]!
+        tally.written ??= new Map()
+        tally.written.set(slotAt[j]!, (tally.written.get(slotAt[j]!) ?? 0) + slotHits[j]!)
+      }
+      keys.forEach((tally, i) => {
+        tally.writing = 0
+        if (keyBack[i]) readAt(tally, counts[i] ?? [], flushes)
+        else tally.othersFlush = flushes
+      })
     } catch (err) {
       // Held for the next flush: the hits still count here, the other processes see them later.
-      for (const tally of held) {
+      for (const tally of keys) {
         tally.unwritten += tally.writing
         tally.writing = 0
         active.add(tally)
       }
-      opts.log?.warn({ err, keys: held.length }, 'rate limits: batched hits not written, held for the next flush')
+      opts.log?.warn({ err, keys: keys.length }, 'rate limits: batched hits not written, held for the next flush')
     } finally {
       reconciling = false
     }
@@ -435,10 +503,13 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
       },
       async reset(rule, subject) {
-        const key = keyOf(rule, subject)
-        const tally = tallies.get(key)
-        if (tally) active.delete(tally)
-        tallies.delete(key)
+        const map = tallyMap(rule)
+        const tally = map.get(subject)
+        if (tally) {
+          tally.gone = true
+          active.delete(tally)
+        }
+        map.delete(subject)
         await db.sql`delete from core.rate_hits where rule = ${rule.name} and subject = ${subject}`
         await db.sql`delete from core.rate_counts where rule = ${rule.name} and subject = ${subject}`
       },
@@ -450,6 +521,7 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         return hits.length + slots.length
       },
       flush,
+      heldKeys: held,
       async close() {
         closed = true
         stopTimer()
