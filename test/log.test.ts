@@ -1,6 +1,8 @@
 // The server's log destination (src/core/log.ts LineBuffer): lines are written in batches, in order, none lost on
 // the way out of the process, and a stdout that does not keep up costs dropped lines (counted), not memory.
 import { describe, expect, test } from 'bun:test'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { LineBuffer } from '../src/core/log'
@@ -111,4 +113,22 @@ describe('the server logger on the way out', () => {
       expect(lines.map((line) => line.i)).toEqual([0, 1, 2])
     })
   }
+
+  test('stdout redirected to a file: batch after batch lands after what the file held, none over another', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'log-test-'))
+    try {
+      const path = join(dir, 'server.log')
+      writeFileSync(path, 'kept\n')
+      const batches = `for (let b = 0; b < 3; b++) { for (let i = 0; i < 3; i++) log.info({ b, i }, 'line'); await Bun.sleep(120) }`
+      const fd = openSync(path, 'a')
+      const proc = Bun.spawn([process.execPath, '-e', script(batches)], { stdout: fd, stderr: 'pipe' })
+      await proc.exited
+      closeSync(fd)
+      const [first, ...lines] = readFileSync(path, 'utf8').trim().split('\n')
+      expect(first).toBe('kept')
+      expect(lines.map((line) => JSON.parse(line)).map(({ b, i }) => `${b ?? '-'}.${i}`)).toEqual(['-.0', '-.1', '-.2', '0.0', '0.1', '0.2', '1.0', '1.1', '1.2', '2.0', '2.1', '2.2'])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
