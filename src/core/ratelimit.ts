@@ -460,6 +460,7 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
       const countsOf = (i: number) => (counts[i] ??= new Map())
       for (const { i, slot, hits } of rows) countsOf(i).set(slot, hits)
       for (let j = 0; j < slotKey.length; j++) {
+        if (!keyBack[slotKey[j]!]) continue
         const slots = countsOf(slotKey[j]!)
         slots.set(slotAt[j]!, (slots.get(slotAt[j]!) ?? 0) + slotHits[j]!)
       }
