@@ -7,7 +7,7 @@ import { AUTH_COOKIE } from './cookies'
 
 /**
  * spec 2, limits: all `/api/*` requests, per client address. `/api/health` is exempt (load balancers poll it). Checked
- * on every request, so batched: counted in memory and reconciled with the other processes (src/core/ratelimit.ts).
+ * on every request, so batched: counted in memory and reconciled with the other processes (src/core/ratelimit-batched.ts).
  */
 export const CLINICAL_API_RATE_RULE: RateRule = { name: 'clinical.api', limit: 200, windowS: 60, mode: 'batched' }
 

@@ -1,0 +1,450 @@
+// The batched mode of the rate limits, for a large limit checked on every request (the API-wide rule);
+// src/core/ratelimit.ts has the rules, the strict mode and the limiter that hands each rule to its mode.
+// No database work per hit: each process keeps its own hits in memory (a sliding log, exact within the process);
+// every RATE_FLUSH_MS one statement adds them to per-slot counts in core.rate_counts and reads back the other
+// processes' counts of the keys hit since the last flush. So a flush costs what the keys in use cost, not every key
+// held for its window (with 100,000 client addresses held, reading them all back took the database half a second
+// every 250 ms).
+// A key whose counts were not read at the latest flush (new to the process, or not hit before that flush) is
+// decided on what the process last read of it (nothing, for a new key) for its first `unread` hits: U = the
+// rule's limit spread over its window, for one RATE_FLUSH_MS (1 at least; 1 for 200 a minute). The next flush
+// reads its counts back; a hit past U reads them at once. So no request waits for the database because its client
+// address is new (before, each new address cost a read in the request's path).
+// Tolerance across P processes: in any window a key gets at most `limit`, plus the hits the other processes
+// admitted that this one had not read when it decided: those of the last 2 × RATE_FLUSH_MS and one statement's
+// time for a key it reads at every flush; for a key whose counts are not current, what they admitted since this
+// process last read it, on which it admits at most U hits before reading again. Never more than P × limit. A
+// process killed without its shutdown flush loses the hits it admitted since its last flush.
+// The other processes' hits are counted by slot (1 s for a window up to a minute), a slot as long as any of it lies
+// in the window: on that side the window is up to one slot longer, never shorter. Retry-After is exact for this
+// process's hits, up to one slot late for the others', and never above the window.
+import type { Db } from './db'
+import type { RateDecision, RateLimiterOptions, RateRule } from './ratelimit'
+
+export const RATE_FLUSH_MS = 250
+/**
+ * How far back a solo limiter reads what earlier runs wrote, once: rules with a longer window (and slot) read their
+ * keys one by one instead. The API-wide rule's window is a minute.
+ */
+const SOLO_LOOKBACK_S = 600
+/**
+ * Every key held is visited once in this long, a slice at each flush, to let go of the hits and counts that left
+ * their window and of the keys with nothing left (the keys hit are trimmed at every flush anyway).
+ */
+const PRUNE_EVERY_MS = 5_000
+/** A batched rule's window is counted in about this many slots in the database (one second at least). */
+const SLOTS_PER_WINDOW = 60
+
+/**
+ * A batched key in memory. `hits` are this process's admitted hits (ms, ascending): the last `unwritten` are not in
+ * the database yet, the `writing` before them are being written, the rest are in `written` (slot → hits; null while
+ * none). A key is small (a client address hit once: a tally and its one-hit list), as tens of thousands are held.
+ */
+interface Tally {
+  readonly rule: RateRule
+  readonly subject: string
+  hits: number[]
+  writing: number
+  unwritten: number
+  written: Map<number, number> | null
+  /** Slot start (epoch s) → the other processes' hits there, as of the last reconcile (NONE while none). */
+  others: Map<number, number>
+  /** The flush whose counts `others` are (a read between two flushes: the earlier one); -1 before any read. */
+  othersFlush: number
+  /** Hits admitted since `others` stopped being current (at most unreadHits(rule)): the next read sets it to 0. */
+  unread: number
+  lastMs: number
+  /** Let go of (reset, or pruned): a flush under way writes nothing of it. */
+  gone: boolean
+}
+
+/** The other processes' counts of a key they never hit: shared, never written to (trim only deletes). */
+const NONE: Map<number, number> = new Map()
+
+const slotS = (rule: RateRule) => Math.max(1, Math.ceil(rule.windowS / SLOTS_PER_WINDOW))
+const slotOf = (rule: RateRule, ms: number) => Math.floor(ms / 1000 / slotS(rule)) * slotS(rule)
+/** The first slot inside the window that ends at `ms`: it counts whole. */
+const firstSlot = (rule: RateRule, ms: number) => slotOf(rule, ms - rule.windowS * 1000)
+const keyOf = (rule: RateRule, subject: string) => `${rule.name}\n${subject}`
+/** U of the tolerance above: the hits a key whose counts are not current admits before they are read. */
+const unreadHits = (rule: RateRule) => Math.max(1, Math.floor((rule.limit * RATE_FLUSH_MS) / (rule.windowS * 1000)))
+
+const newTally = (rule: RateRule, subject: string, others: Map<number, number>, othersFlush: number, t: number): Tally =>
+  ({ rule, subject, hits: [], writing: 0, unwritten: 0, written: null, others, othersFlush, unread: 0, lastMs: t, gone: false })
+
+/** Drops the hits and the other processes' slots that left the window ending at `t` (hits not yet written too). */
+function trim(tally: Tally, t: number) {
+  const from = firstSlot(tally.rule, t)
+  let gone = 0
+  while (gone < tally.hits.length && slotOf(tally.rule, tally.hits[gone]!) < from) gone++
+  if (gone > 0) tally.hits.splice(0, gone)
+  tally.unwritten = Math.min(tally.unwritten, tally.hits.length)
+  if (tally.written) for (const slot of tally.written.keys()) if (slot < from) tally.written.delete(slot)
+  for (const slot of tally.others.keys()) if (slot < from) tally.others.delete(slot)
+}
+
+/** Takes a key's counts as read at flush `asOf` (slot → hits of every process): current from then on, U hits anew. */
+function readAt(tally: Tally, counts: Iterable<[number, number]>, asOf: number) {
+  tally.others = othersOf(tally, counts)
+  tally.othersFlush = asOf
+  tally.unread = 0
+}
+
+/** A key's slot counts (slot → hits of every process) less this process's written hits: the other processes' hits. */
+function othersOf(tally: Pick<Tally, 'written'>, counts: Iterable<[number, number]>): Map<number, number> {
+  let others = NONE
+  for (const [slot, hits] of counts) {
+    const theirs = hits - (tally.written?.get(slot) ?? 0)
+    if (theirs > 0) {
+      if (others === NONE) others = new Map()
+      others.set(slot, theirs)
+    }
+  }
+  return others
+}
+
+/** Count rows by key (as keyOf spells it): slot → hits. */
+function countsByKey(rows: Array<{ rule: string; subject: string; slot: number; hits: number }>) {
+  const counts = new Map<string, Map<number, number>>()
+  for (const r of rows) {
+    const key = `${r.rule}\n${r.subject}`
+    let slots = counts.get(key)
+    if (!slots) counts.set(key, (slots = new Map()))
+    slots.set(r.slot, r.hits)
+  }
+  return counts
+}
+
+/** The index of the first value above `ms` in an ascending list. */
+function firstAbove(list: number[], ms: number): number {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (list[mid]! > ms) hi = mid
+    else lo = mid + 1
+  }
+  return lo
+}
+
+function decide(tally: Tally, t: number): RateDecision {
+  const { rule } = tally
+  const windowMs = rule.windowS * 1000
+  const oldest = firstAbove(tally.hits, t - windowMs)
+  const own = tally.hits.length - oldest
+  const from = firstSlot(rule, t)
+  let others = 0
+  for (const [slot, n] of tally.others) if (slot >= from) others += n
+  if (own + others < rule.limit) {
+    // Ascending even if the clock steps back.
+    tally.lastMs = Math.max(t, tally.lastMs)
+    tally.hits.push(tally.lastMs)
+    tally.unwritten++
+    return { allowed: true, remaining: rule.limit - own - others - 1, retryAfterS: 0 }
+  }
+  // The moment enough hits have left the window: this process's leave `windowMs` after they were made, the other
+  // processes' once their whole slot has; both lists are in order, so walk them together.
+  const slots = [...tally.others].filter(([slot]) => slot >= from).sort((a, b) => a[0] - b[0])
+  let excess = own + others - rule.limit + 1
+  let i = oldest
+  let s = 0
+  let at = t + windowMs
+  while (excess > 0 && (i < tally.hits.length || s < slots.length)) {
+    const mine = i < tally.hits.length ? tally.hits[i]! + windowMs : Infinity
+    const theirs = s < slots.length ? (slots[s]![0] + slotS(rule)) * 1000 + windowMs : Infinity
+    if (mine <= theirs) {
+      at = mine
+      i++
+      excess--
+    } else {
+      at = theirs
+      excess -= slots[s]![1]
+      s++
+    }
+  }
+  return { allowed: false, remaining: 0, retryAfterS: Math.min(rule.windowS, Math.max(1, Math.ceil((at - t) / 1000))) }
+}
+
+/** The batched counts of one limiter: what its `hit` does for a batched rule, and what it flushes. */
+export interface BatchedCounts {
+  hit(rule: RateRule, subject: string): Promise<RateDecision>
+  /** Lets go of a key held in memory (a reset: the database's rows are deleted beside it). */
+  forget(rule: RateRule, subject: string): void
+  flush(): Promise<void>
+  close(): Promise<void>
+  held(): number
+}
+
+export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiterOptions): BatchedCounts {
+  const flushMs = opts.flushMs ?? RATE_FLUSH_MS
+  /** Rule name → subject → tally (a map per rule: no key string to build and hash at every hit). */
+  const tallies = new Map<string, Map<string, Tally>>()
+  const tallyMap = (rule: RateRule) => {
+    let map = tallies.get(rule.name)
+    if (!map) tallies.set(rule.name, (map = new Map()))
+    return map
+  }
+  const held = () => {
+    let n = 0
+    for (const map of tallies.values()) n += map.size
+    return n
+  }
+  const loading = new Map<string, Promise<Tally>>()
+  let timer: ReturnType<typeof setInterval> | null = null
+  let chain: Promise<void> = Promise.resolve()
+  let reconciling = false
+  let closed = false
+  /** The keys hit since the last reconcile: the ones it writes and reads back. */
+  let active = new Set<Tally>()
+  /** Where the prune stands in its walk over every key; null between walks. */
+  let pruning: Iterator<Tally> | null = null
+  /** Flushes started so far: a key's counts are current when read at the latest one. */
+  let flushes = 0
+  /** Solo: what earlier runs wrote (key → slot counts), read once; null until read. */
+  let earlier: Map<string, Map<number, number>> | null = null
+  let earlierAt = 0
+  let readingEarlier: Promise<void> | null = null
+  const readEarlier = () =>
+    (readingEarlier ??= (async () => {
+      const rows = await db.sql<{ rule: string; subject: string; slot: number; hits: number }>`
+        select rule, subject, slot, hits from core.rate_counts where slot >= ${Math.floor(now() / 1000) - SOLO_LOOKBACK_S}`
+      earlier = countsByKey(rows)
+      earlierAt = now()
+    })().catch((err) => {
+      readingEarlier = null
+      throw err
+    }))
+
+  const startTimer = () => {
+    if (timer || closed) return
+    timer = setInterval(() => void (reconciling || flush()), flushMs)
+    timer.unref?.()
+  }
+  const stopTimer = () => {
+    if (timer) clearInterval(timer)
+    timer = null
+  }
+
+  /** A rule whose keys only this process counts (solo), within what the read of earlier runs covers. */
+  const isSolo = (rule: RateRule) => opts.solo === true && rule.windowS + slotS(rule) <= SOLO_LOOKBACK_S
+
+  /**
+   * The key's tally, with the other processes' counts as of the latest flush; for a key new to this process, or not
+   * hit before that flush (so not read back by it), as last read (none, for a new key) for its first U hits, and read
+   * first past them. With the database down, a key decides from what this process knew (its own hits still count).
+   */
+  const tallyOf = (rule: RateRule, subject: string): Tally | Promise<Tally> => {
+    const map = tallyMap(rule)
+    const known = map.get(subject)
+    const solo = isSolo(rule)
+    if (known && (known.othersFlush === flushes || solo)) return known
+    if (solo) {
+      if (!earlier) return readEarlier().then(() => tallyOf(rule, subject))
+      const t = now()
+      const from = firstSlot(rule, t)
+      const key = keyOf(rule, subject)
+      const found = earlier.get(key)
+      const others = found ? othersOf({ written: null }, [...found].filter(([slot]) => slot >= from)) : NONE
+      earlier.delete(key)
+      const tally = newTally(rule, subject, others, flushes, t)
+      map.set(subject, tally)
+      startTimer()
+      return tally
+    }
+    const key = keyOf(rule, subject)
+    let load = loading.get(key)
+    if (!load) {
+      const tally = known ?? newTally(rule, subject, NONE, -1, now())
+      if (tally.unread < unreadHits(rule)) {
+        // Decided on what is known; the hit makes the key active, so the next flush reads its counts back.
+        tally.unread++
+        if (!known) {
+          map.set(subject, tally)
+          startTimer()
+        }
+        return tally
+      }
+      load = (async () => {
+        const asOf = flushes
+        const t = now()
+        let rows: Array<{ slot: number; hits: number }>
+        try {
+          rows = await db.sql<{ slot: number; hits: number }>`
+            select slot, hits from core.rate_counts where rule = ${rule.name} and subject = ${subject} and slot >= ${firstSlot(rule, t)}`
+        } catch (err) {
+          const kept = map.get(subject)
+          if (kept) return kept
+          throw err
+        }
+        let tally = map.get(subject)
+        if (!tally) {
+          tally = newTally(rule, subject, NONE, asOf, t)
+          map.set(subject, tally)
+        }
+        // A reconcile writing this key meanwhile may have written hits `written` does not count yet: they are taken
+        // for the other processes' until the next flush, which refuses early, never late.
+        readAt(tally, rows.map((r) => [r.slot, r.hits]), asOf)
+        startTimer()
+        return tally
+      })().finally(() => loading.delete(key))
+      loading.set(key, load)
+    }
+    return load
+  }
+
+  function* everyTally(): Generator<Tally> {
+    for (const map of tallies.values()) yield* map.values()
+  }
+
+  /**
+   * Lets go of the hits and counts that left their window, and of the keys with nothing left and no recent hit: a
+   * slice of the keys at each flush, so every key is visited once in PRUNE_EVERY_MS (no pause walking them all).
+   */
+  const pruneSlice = (t: number) => {
+    // What earlier runs wrote is out of every solo rule's window once SOLO_LOOKBACK_S has passed: unused keys go.
+    if (earlier && earlier.size > 0 && t - earlierAt > SOLO_LOOKBACK_S * 1000) earlier = new Map()
+    let left = Math.ceil((held() * flushMs) / PRUNE_EVERY_MS)
+    pruning ??= everyTally()
+    while (left-- > 0) {
+      const next = pruning.next()
+      if (next.done) {
+        pruning = null
+        return
+      }
+      const tally = next.value
+      trim(tally, t)
+      if (tally.hits.length + tally.others.size === 0 && t - tally.lastMs > tally.rule.windowS * 1000) {
+        tally.gone = true
+        tallies.get(tally.rule.name)?.delete(tally.subject)
+      }
+    }
+  }
+
+  /** One statement: adds this process's new hits to their slots and reads back the counts of every key hit since the last. */
+  const reconcile = async () => {
+    reconciling = true
+    flushes++
+    const t = now()
+    pruneSlice(t)
+    // A key reset meanwhile is no longer held: nothing of it is written back.
+    const keys = [...active].filter((tally) => !tally.gone)
+    active = new Set()
+    if (keys.length === 0) {
+      if (held() === 0) stopTimer()
+      reconciling = false
+      return
+    }
+    // Parallel arrays: the keys (a rule as its index in `rules`), then the slots written, each by its key's index;
+    // the keys whose counts come back (not solo rules': no other process writes them, earlier runs' are held).
+    const rules: string[] = []
+    const ruleIndex = new Map<string, number>()
+    const keyRule: number[] = []
+    const keySubject: string[] = []
+    const keySince: number[] = []
+    const keyBack: boolean[] = []
+    const slotKey: number[] = []
+    const slotAt: number[] = []
+    const slotHits: number[] = []
+    keys.forEach((tally, i) => {
+      trim(tally, t)
+      const { rule, hits } = tally
+      let r = ruleIndex.get(rule.name)
+      if (r === undefined) {
+        ruleIndex.set(rule.name, (r = rules.length + 1)) // SQL arrays count from 1
+        rules.push(rule.name)
+      }
+      keyRule.push(r)
+      keySubject.push(tally.subject)
+      keySince.push(firstSlot(rule, t))
+      keyBack.push(!isSolo(rule))
+      tally.writing = tally.unwritten
+      tally.unwritten = 0
+      // Hits are ascending, so are their slots: one row per run of equal slots.
+      for (let h = hits.length - tally.writing; h < hits.length; h++) {
+        const slot = slotOf(rule, hits[h]!)
+        if (slotKey.at(-1) === i && slotAt.at(-1) === slot) slotHits[slotHits.length - 1]!++
+        else {
+          slotKey.push(i)
+          slotAt.push(slot)
+          slotHits.push(1)
+        }
+      }
+    })
+    try {
+      // The counts of the keys read back are read beside the insert, in the statement's snapshot (before it), one
+      // index lookup per key; what this flush adds is added to them here. (Having the insert return its rows, matched
+      // to the keys by rule and subject, cost the database as much again; the NOT EXISTS over the delta before that
+      // was seen running for over a minute on a server holding 100,000 keys.) Keys travel once, as their index.
+      const rows = await db.sql<{ i: number; slot: number; hits: number }>`
+        with k (i, rule, subject, since, back) as (
+          select u.i - 1, (${rules}::text[])[u.r], u.subject, u.since, u.back
+          from unnest(${keyRule}::int[], ${keySubject}::text[], ${keySince}::bigint[], ${keyBack}::boolean[])
+            with ordinality as u(r, subject, since, back, i)
+        ), added as (
+          insert into core.rate_counts as c (rule, subject, slot, hits)
+          select k.rule, k.subject, d.slot, d.hits
+          from unnest(${slotKey}::int[], ${slotAt}::bigint[], ${slotHits}::int[]) as d(i, slot, hits) join k on k.i = d.i
+          on conflict (rule, subject, slot) do update set hits = c.hits + excluded.hits
+        )
+        select k.i::int as i, c.slot::float8 as slot, c.hits from k
+          join lateral (select slot, hits from core.rate_counts c where c.rule = k.rule and c.subject = k.subject and c.slot >= k.since) c on true
+        where k.back`
+      const counts: Array<Map<number, number> | undefined> = []
+      const countsOf = (i: number) => (counts[i] ??= new Map())
+      for (const { i, slot, hits } of rows) countsOf(i).set(slot, hits)
+      for (let j = 0; j < slotKey.length; j++) {
+        if (!keyBack[slotKey[j]!]) continue
+        const slots = countsOf(slotKey[j]!)
+        slots.set(slotAt[j]!, (slots.get(slotAt[j]!) ?? 0) + slotHits[j]!)
+      }
+      // What was written is this process's from now on: readAt takes it out of the counts, the rest is the others'.
+      for (let j = 0; j < slotKey.length; j++) {
+        const tally = keys[slotKey[j]!]!
+        tally.written ??= new Map()
+        tally.written.set(slotAt[j]!, (tally.written.get(slotAt[j]!) ?? 0) + slotHits[j]!)
+      }
+      keys.forEach((tally, i) => {
+        tally.writing = 0
+        if (keyBack[i]) readAt(tally, counts[i] ?? [], flushes)
+        else tally.othersFlush = flushes
+      })
+    } catch (err) {
+      // Held for the next flush: the hits still count here, the other processes see them later.
+      for (const tally of keys) {
+        tally.unwritten += tally.writing
+        tally.writing = 0
+        active.add(tally)
+      }
+      opts.log?.warn({ err, keys: keys.length }, 'rate limits: batched hits not written, held for the next flush')
+    } finally {
+      reconciling = false
+    }
+  }
+
+  const flush = (): Promise<void> => (chain = chain.then(reconcile))
+
+  return {
+    async hit(rule, subject) {
+      const found = tallyOf(rule, subject)
+      const tally = found instanceof Promise ? await found : found
+      active.add(tally)
+      return decide(tally, now())
+    },
+    forget(rule, subject) {
+      const map = tallyMap(rule)
+      const tally = map.get(subject)
+      if (tally) {
+        tally.gone = true
+        active.delete(tally)
+      }
+      map.delete(subject)
+    },
+    flush,
+    held,
+    async close() {
+      closed = true
+      stopTimer()
+      await flush()
+    },
+  }
+}
