@@ -246,14 +246,15 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
             const before = { server: cpuMs([server.proc.pid]), database: cpuMs(dbPids) }
             const result = await load(url, read, tokens[read.token], DURATION_S)
             const perRequest = (ms: number) => (ms * 1000) / result.requests
-            out.push({
+            const measured: Measured = {
               round, database: label, server: kind.label, read: read.label, result,
               serverUs: perRequest(cpuMs([server.proc.pid]) - before.server),
               databaseUs: database === 'postgres' ? perRequest(cpuMs(dbPids) - before.database) : null,
-            })
+            }
+            out.push(measured)
             console.log(`round ${round}  ${label.padEnd(10)}  ${kind.label.padEnd(28)}  ${read.label.padEnd(34)}  ` +
               `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  ` +
-              `CPU/req ${out.at(-1)!.serverUs.toFixed(0)} us${database === 'postgres' ? ` + database ${out.at(-1)!.databaseUs!.toFixed(0)} us` : ''}` +
+              `CPU/req ${measured.serverUs.toFixed(0)} us${measured.databaseUs === null ? '' : ` + database ${measured.databaseUs.toFixed(0)} us`}` +
               (result.non2xx ? `  NON-2XX ${result.non2xx}` : ''))
           }
         } finally {

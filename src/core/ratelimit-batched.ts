@@ -184,6 +184,12 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     if (!map) tallies.set(rule.name, (map = new Map()))
     return map
   }
+  /** Lets go of a key (reset, or pruned): a flush under way writes nothing of it. */
+  const letGo = (tally: Tally) => {
+    tally.gone = true
+    active.delete(tally)
+    tallyMap(tally.rule).delete(tally.subject)
+  }
   const held = () => {
     let n = 0
     for (const map of tallies.values()) n += map.size
@@ -313,10 +319,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       }
       const tally = next.value
       trim(tally, t)
-      if (tally.hits.length + tally.others.size === 0 && t - tally.lastMs > tally.rule.windowS * 1000) {
-        tally.gone = true
-        tallies.get(tally.rule.name)?.delete(tally.subject)
-      }
+      if (tally.hits.length + tally.others.size === 0 && t - tally.lastMs > tally.rule.windowS * 1000) letGo(tally)
     }
   }
 
@@ -392,16 +395,13 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       const counts: Array<Map<number, number> | undefined> = []
       const countsOf = (i: number) => (counts[i] ??= new Map())
       for (const { i, slot, hits } of rows) countsOf(i).set(slot, hits)
+      // What was written is in the counts of a key read back, and this process's from now on: readAt takes it out
+      // of the counts, the rest is the others'.
+      const add = (map: Map<number, number>, slot: number, hits: number) => map.set(slot, (map.get(slot) ?? 0) + hits)
       for (let j = 0; j < slotKey.length; j++) {
-        if (!keyBack[slotKey[j]!]) continue
-        const slots = countsOf(slotKey[j]!)
-        slots.set(slotAt[j]!, (slots.get(slotAt[j]!) ?? 0) + slotHits[j]!)
-      }
-      // What was written is this process's from now on: readAt takes it out of the counts, the rest is the others'.
-      for (let j = 0; j < slotKey.length; j++) {
-        const tally = keys[slotKey[j]!]!
-        tally.written ??= new Map()
-        tally.written.set(slotAt[j]!, (tally.written.get(slotAt[j]!) ?? 0) + slotHits[j]!)
+        const i = slotKey[j]!
+        if (keyBack[i]) add(countsOf(i), slotAt[j]!, slotHits[j]!)
+        add((keys[i]!.written ??= new Map()), slotAt[j]!, slotHits[j]!)
       }
       keys.forEach((tally, i) => {
         tally.writing = 0
@@ -431,13 +431,8 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       return decide(tally, now())
     },
     forget(rule, subject) {
-      const map = tallyMap(rule)
-      const tally = map.get(subject)
-      if (tally) {
-        tally.gone = true
-        active.delete(tally)
-      }
-      map.delete(subject)
+      const tally = tallyMap(rule).get(subject)
+      if (tally) letGo(tally)
     },
     flush,
     held,
