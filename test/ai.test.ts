@@ -31,7 +31,8 @@ const ask = (content: string) => ({ messages: [{ role: 'user' as const, content 
 
 beforeAll(async () => {
   server = await startAiServer({ apiKey: KEY, dimensions: 48 })
-  ai = aiFor(server.env)
+  // The other gateways these tests start listen on 127.0.0.1 too: allowed as an operator would allow a local one.
+  ai = aiFor({ ...server.env, AI_ALLOWED_HOSTS: '127.0.0.1' })
 })
 afterAll(() => server.close())
 beforeEach(() => server.reset())
@@ -208,8 +209,29 @@ describe('failures', () => {
   })
 
   it('a target base URL works even without AI_BASE_URL (an admin-configured model)', async () => {
-    const none = aiFor({})
+    const none = aiFor({ AI_ALLOWED_HOSTS: '127.0.0.1' })
     expect(await none.text({ model: 'm', baseUrl: server.url, apiKey: KEY }, ask('hi'))).toBe('echo: hi')
+  })
+
+  it('a target on a private address outside AI_ALLOWED_HOSTS is refused when it would connect: 502, nothing sent', async () => {
+    // The routes check a model's api_base first (quiz-ai-models, ssrf-guards); the connection checks again.
+    const other = await startAiServer({ apiKey: 'model-own-key' })
+    try {
+      for (const client of [aiFor({}), aiFor(server.env)]) {
+        for (const call of [
+          () => client.text({ model: 'm', baseUrl: other.url, apiKey: 'model-own-key' }, ask('hi')),
+          () => client.embed({ model: 'e', baseUrl: other.url, apiKey: 'model-own-key' }, ['x']),
+          () => client.listModels({ baseUrl: other.url, apiKey: 'model-own-key' }),
+        ]) {
+          const err = await aiFailure(call())
+          expect(err.status).toBe(502)
+          expect(err.code).toBe('ai_unreachable')
+        }
+      }
+      expect(other.requests).toHaveLength(0)
+    } finally {
+      await other.close()
+    }
   })
 
   it('a gateway that is down is 502 ai_unreachable, quickly', async () => {

@@ -1,8 +1,10 @@
 // src/core/outbound.ts: the one address rule of outbound calls an admin or a configuration names (identity
-// provider, AI gateway), its operator allow-list and AI_ALLOWED_HOSTS in the config.
+// provider, AI gateway, file server), its operator allow-list and AI_ALLOWED_HOSTS in the config, and pinnedFetch,
+// which connects to the addresses the rule checked.
 import { describe, expect, it } from 'bun:test'
 import { ConfigError, loadConfig } from '../src/config'
-import { allowedHostOf, checkOutboundUrl, parseAllowedHost, type Resolver } from '../src/core/outbound'
+import { join } from 'node:path'
+import { allowedHostOf, checkOutboundUrl, OutboundRefused, parseAllowedHost, pinnedFetch, type Resolver } from '../src/core/outbound'
 
 /** A resolver answering from a table (names it does not know fail like a lookup does). */
 const table = (entries: Record<string, string[]>): Resolver => async (host) => {
@@ -93,5 +95,94 @@ describe('AI_ALLOWED_HOSTS', () => {
     expect(problems).toHaveLength(1)
     expect(problems[0]).toContain('AI_ALLOWED_HOSTS')
     expect(problems[0]).toContain('http://evil.example/')
+  })
+})
+
+describe('pinnedFetch: the connection goes to the addresses checked', () => {
+  // Loopback addresses stand in for public ones (addressAllowed); 127.0.0.1 stays refused, as a private target would be.
+  const PINNED = '127.0.0.2'
+  const addressAllowed = (address: string) => address === PINNED || address === '127.0.0.3'
+  const counting = (answers: string[][]) => {
+    const calls: string[] = []
+    const resolve: Resolver = async (host) => {
+      calls.push(host)
+      return answers[Math.min(calls.length, answers.length) - 1]!
+    }
+    return { calls, resolve }
+  }
+  const echo = (name: string) => (r: Request) => new Response(`${name} host=${r.headers.get('host')} path=${new URL(r.url).pathname}`)
+
+  it('resolves once and sends to the address it checked, with the name in Host; a later answer does not move it', async () => {
+    const server = Bun.serve({ hostname: PINNED, port: 0, fetch: echo('pinned') })
+    let trapped = 0
+    const trap = Bun.serve({ hostname: '127.0.0.1', port: server.port, fetch: () => (trapped++, new Response('trap')) })
+    try {
+      // The name answers the checked address first, then a private one (DNS rebinding): the second is never asked for.
+      const { calls, resolve } = counting([[PINNED], ['127.0.0.1']])
+      const res = await pinnedFetch(`http://gw.example.test:${server.port}/v1/models?x=1`, { headers: { accept: 'application/json' } }, { resolve, addressAllowed })
+      expect(await res.text()).toBe(`pinned host=gw.example.test:${server.port} path=/v1/models`)
+      expect(calls).toEqual(['gw.example.test'])
+      expect(trapped).toBe(0)
+    } finally {
+      await server.stop(true)
+      await trap.stop(true)
+    }
+  })
+
+  it('refuses, without connecting, a name that resolves to an address the rule refuses', async () => {
+    let hits = 0
+    const trap = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => (hits++, new Response('trap')) })
+    try {
+      const { resolve } = counting([['127.0.0.1']])
+      const err = await pinnedFetch(`http://gw.example.test:${trap.port}/`, {}, { resolve, addressAllowed }).then(() => null, (e: unknown) => e)
+      expect(err).toBeInstanceOf(OutboundRefused)
+      expect((err as OutboundRefused).verdict).toMatchObject({ ok: false, reason: 'private_address' })
+      const direct = await pinnedFetch(`http://127.0.0.1:${trap.port}/`).then(() => null, (e: unknown) => e)
+      expect(direct).toBeInstanceOf(OutboundRefused)
+      expect(hits).toBe(0)
+    } finally {
+      await trap.stop(true)
+    }
+  })
+
+  it('https: the certificate is verified for the name, not for the address connected to', async () => {
+    const cert = await Bun.file(join(import.meta.dir, 'support/tls/gw.example.test.crt')).text()
+    const key = await Bun.file(join(import.meta.dir, 'support/tls/gw.example.test.key')).text()
+    const server = Bun.serve({ hostname: PINNED, port: 0, tls: { cert, key }, fetch: echo('tls') })
+    try {
+      const { resolve } = counting([[PINNED]])
+      const res = await pinnedFetch(`https://gw.example.test:${server.port}/x`, { tls: { ca: cert } }, { resolve, addressAllowed })
+      expect(await res.text()).toBe(`tls host=gw.example.test:${server.port} path=/x`)
+      // Another name on the same address: its certificate does not carry that name.
+      const other = await pinnedFetch(`https://other.example.test:${server.port}/x`, { tls: { ca: cert } }, { resolve, addressAllowed })
+        .then(() => null, (e: unknown) => e)
+      expect(String((other as { code?: unknown })?.code ?? other)).toContain('ALTNAME')
+    } finally {
+      await server.stop(true)
+    }
+  })
+
+  it('tries the next address checked when the first refuses the connection (IPv4 first)', async () => {
+    const server = Bun.serve({ hostname: PINNED, port: 0, fetch: echo('second') })
+    try {
+      const { resolve } = counting([['127.0.0.3', PINNED]])
+      const res = await pinnedFetch(`http://gw.example.test:${server.port}/`, { method: 'POST', body: 'again' }, { resolve, addressAllowed })
+      expect(await res.text()).toBe(`second host=gw.example.test:${server.port} path=/`)
+    } finally {
+      await server.stop(true)
+    }
+  })
+
+  it('an allowed host goes as it is, unresolved by the rule', async () => {
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: echo('allowed') })
+    try {
+      const resolve: Resolver = async () => {
+        throw new Error('not to be resolved')
+      }
+      const res = await pinnedFetch(`http://localhost:${server.port}/`, {}, { resolve, allowedHosts: [{ host: 'localhost', port: server.port ?? null }] })
+      expect(await res.text()).toBe(`allowed host=localhost:${server.port} path=/`)
+    } finally {
+      await server.stop(true)
+    }
   })
 })

@@ -69,6 +69,9 @@ for (const target of databaseTargets()) {
       expect(out.ok).toBe(true)
       expect(out.message).toContain('/Docs')
       expect(out.message).not.toContain(WEBDAV_PASSWORD)
+      // The client's allow-list travels to the package's fetch hook by a header that never leaves the server.
+      expect(dav.headerNames.has('authorization')).toBe(true)
+      expect([...dav.headerNames].filter((name) => name.startsWith('x-webdav'))).toEqual([])
     })
 
     it('lists folders first, then PDFs, each by name; other files left out', async () => {

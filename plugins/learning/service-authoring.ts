@@ -212,7 +212,7 @@ export async function browseWebDav(core: Core, userId: number, path: string): Pr
   const folder = normaliseRemotePath(path || '/')
   const connection = await webdavConnection(core, userId)
   const server = await checkServer(core, connection.url)
-  const client = webdavClient(server, connection.username, connection.password)
+  const client = webdavClient(core, server, connection.username, connection.password)
   const stats = await webdavCall((signal) => client.getDirectoryContents(folder, { signal }) as Promise<FileStat[]>)
   const byName = new Intl.Collator('en', { sensitivity: 'base', numeric: true })
   return stats.map((s) => entryOf(folder, s))

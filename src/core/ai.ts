@@ -10,6 +10,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { Config } from '../config'
 import { HttpError } from './errors'
 import type { Logger } from './log'
+import { allowedHostOf, pinnedFetch } from './outbound'
 
 /** Which model to call, and where. baseUrl defaults to AI_BASE_URL; apiKey to AI_API_KEY, but only for AI_BASE_URL itself. */
 export interface AiTarget {
@@ -104,10 +105,15 @@ export class AiSchemaMismatch extends Error {
 }
 
 /**
- * Gateway calls never follow a redirect: the address rules (src/core/outbound.ts) checked the gateway's own
- * address, and a redirect could send the request, and what answers, to one they refuse.
+ * How gateway calls connect: under the outbound address rule (src/core/outbound.ts), pinned to the addresses it
+ * checked, with the operator's gateway (AI_BASE_URL's host and port) and AI_ALLOWED_HOSTS allowed as they are; and
+ * never following a redirect, which could send the request, and what answers, to an address the rule refuses.
  */
-const noRedirects = ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, { ...init, redirect: 'error' })) as typeof fetch
+function gatewayConnection(config: Pick<Config, 'ai' | 'aiAllowedHosts'>): typeof fetch {
+  const own = config.ai.baseUrl ? allowedHostOf(config.ai.baseUrl) : null
+  const allowedHosts = own ? [...config.aiAllowedHosts, own] : config.aiAllowedHosts
+  return ((input: string | URL | Request, init?: RequestInit) => pinnedFetch(input, { ...init, redirect: 'error' }, { allowedHosts })) as typeof fetch
+}
 
 // The SDK prints its warnings (an unsupported setting for a model) to the console; ours go to the log.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS ??= false
@@ -138,7 +144,8 @@ class GatewayStatusError extends Error {
   }
 }
 
-export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
+export function createAi(config: Pick<Config, 'ai' | 'aiAllowedHosts'>, log: Logger): Ai {
+  const connect = gatewayConnection(config)
   // AI_TIMEOUT_MS (default 120 s); a request's own timeoutMs wins.
   const defaultTimeoutMs = config.ai.timeoutMs ?? AI_TIMEOUT_MS
   const gateway = (baseUrl?: string | null, apiKey?: string | null) => {
@@ -157,7 +164,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
     const { base, apiKey } = resolve(target)
     const { ai, openai } = await loadSdk()
     // Chat completions, not the Responses API: that is what gateways such as LiteLLM speak.
-    return { ai, provider: openai.createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none', fetch: noRedirects }) }
+    return { ai, provider: openai.createOpenAI({ baseURL: base, apiKey: apiKey ?? 'none', fetch: connect }) }
   }
 
   /** Runs one gateway call with its timeout, logs model and duration, and turns failures into HttpErrors. */
@@ -186,7 +193,7 @@ export function createAi(config: Pick<Config, 'ai'>, log: Logger): Ai {
   const gatewayFetch = async (url: string, apiKey: string | null, init: RequestInit, signal: AbortSignal): Promise<Response> => {
     const headers = new Headers(init.headers)
     if (apiKey) headers.set('authorization', `Bearer ${apiKey}`)
-    const res = await noRedirects(url, { ...init, headers, signal })
+    const res = await connect(url, { ...init, headers, signal })
     if (!res.ok) {
       const body = await res.text().catch(() => '')
       throw new GatewayStatusError(res.status, url, body.slice(0, 500))

@@ -1,7 +1,8 @@
 // Outbound address rules: where the server may send a request whose address an admin or a configuration names
-// (an identity provider, an AI gateway). A URL passes when every address its host resolves to is publicly
-// routable, or when the operator allowed its host by name. Callers check when the address is saved and again
-// just before each call: DNS answers change between the two.
+// (an identity provider, an AI gateway, a file server). A URL passes when every address its host resolves to is
+// publicly routable, or when the operator allowed its host by name. Callers check when the address is saved (to
+// answer with the rule), and send through pinnedFetch, which checks again and connects to the very addresses it
+// checked: a name cannot answer a public address to the check and a private one to the connection (DNS rebinding).
 import { lookup } from 'node:dns/promises'
 import ipaddr from 'ipaddr.js'
 import { withTimeout } from './timeout'
@@ -104,13 +105,21 @@ function isAllowed(url: URL, allowed: readonly AllowedHost[]): boolean {
   return allowed.some((a) => a.host === host && (a.port === null || a.port === port))
 }
 
-/**
- * Checks a URL against the rule: http(s) (https only with `httpsOnly`), then either a host of `allowedHosts` or a
- * host whose every address is public. The verdict's detail is for the log; callers choose what a response says.
- */
-export async function checkOutboundUrl(
-  url: string, opts: { allowedHosts?: readonly AllowedHost[]; httpsOnly?: boolean; resolve?: Resolver } = {},
-): Promise<OutboundVerdict> {
+/** What a check found: refused, or passed with the addresses to connect to (null: an allowed host, or an address). */
+type Checked =
+  | Extract<OutboundVerdict, { ok: false }>
+  | { ok: true; url: URL; addresses: string[] | null }
+
+/** Options of a check: the operator's allowed hosts, https only, the resolver and the address rule (tests replace them). */
+export interface OutboundOptions {
+  allowedHosts?: readonly AllowedHost[]
+  httpsOnly?: boolean
+  resolve?: Resolver
+  /** Whether an address may be connected to: isPublicAddress unless a test says otherwise. */
+  addressAllowed?: (address: string) => boolean
+}
+
+async function check(url: string, opts: OutboundOptions): Promise<Checked> {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -120,17 +129,75 @@ export async function checkOutboundUrl(
   if (parsed.protocol !== 'https:' && (opts.httpsOnly || parsed.protocol !== 'http:')) {
     return { ok: false, reason: opts.httpsOnly ? 'not_https' : 'invalid_url', detail: `protocol ${parsed.protocol}` }
   }
-  if (isAllowed(parsed, opts.allowedHosts ?? [])) return { ok: true }
+  if (isAllowed(parsed, opts.allowedHosts ?? [])) return { ok: true, url: parsed, addresses: null }
   const host = comparableHost(parsed.hostname)
+  const literal = ipaddr.isValid(host)
   let addresses: string[]
   try {
-    addresses = ipaddr.isValid(host) ? [host] : await (opts.resolve ?? systemResolver)(host)
+    addresses = literal ? [host] : await (opts.resolve ?? systemResolver)(host)
   } catch (err) {
     return { ok: false, reason: 'unresolvable', detail: `${host}: ${err instanceof Error ? err.message : String(err)}` }
   }
-  const refused = addresses.filter((a) => !isPublicAddress(a))
+  const refused = addresses.filter((a) => !(opts.addressAllowed ?? isPublicAddress)(a))
   if (addresses.length === 0 || refused.length > 0) {
     return { ok: false, reason: 'private_address', detail: `${host} resolves to ${refused.join(', ') || 'no address'}` }
   }
-  return { ok: true }
+  return { ok: true, url: parsed, addresses: literal ? null : addresses }
+}
+
+/**
+ * Checks a URL against the rule: http(s) (https only with `httpsOnly`), then either a host of `allowedHosts` or a
+ * host whose every address is public. The verdict's detail is for the log; callers choose what a response says.
+ */
+export async function checkOutboundUrl(url: string, opts: OutboundOptions = {}): Promise<OutboundVerdict> {
+  const checked = await check(url, opts)
+  return checked.ok ? { ok: true } : checked
+}
+
+/** A request pinnedFetch did not send: its address broke the rule when it was about to connect. */
+export class OutboundRefused extends Error {
+  constructor(readonly verdict: Extract<OutboundVerdict, { ok: false }>) {
+    super(`outbound address refused (${verdict.reason}): ${verdict.detail}`)
+    this.name = 'OutboundRefused'
+  }
+}
+
+/** Connection failures after which the next address of the name is tried (nothing was sent). */
+const NOT_CONNECTED = /^(ConnectionRefused|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|HostUnreachable|NetworkUnreachable)$/
+
+/** A body a second attempt can send again (a stream cannot be read twice). */
+const replayable = (body: BodyInit | null | undefined) => body == null || typeof body === 'string' || body instanceof ArrayBuffer ||
+  ArrayBuffer.isView(body) || body instanceof URLSearchParams || body instanceof Blob
+
+/**
+ * fetch under the rule, with the address pinned: the URL's host is resolved and checked once, and the request goes
+ * to the addresses checked (IPv4 first, the next one only when the connection was refused or had no route), with
+ * the name in its Host header and as the TLS server name, so the certificate is verified for the name as usual. An
+ * allowed host, or a URL naming an address, goes as it is. Throws OutboundRefused, without connecting, when the
+ * rule refuses the address; fetch's own errors otherwise.
+ */
+export async function pinnedFetch(input: string | URL | Request, init: BunFetchRequestInit = {}, opts: OutboundOptions = {}): Promise<Response> {
+  const request = input instanceof Request ? input : null
+  const checked = await check(request ? request.url : String(input), opts)
+  if (!checked.ok) throw new OutboundRefused(checked)
+  if (checked.addresses === null) return fetch(input, init)
+  const { url } = checked
+  const headers = new Headers(init.headers ?? request?.headers)
+  headers.set('host', url.host)
+  const base: BunFetchRequestInit = request
+    ? { method: request.method, body: request.body, signal: request.signal, redirect: request.redirect, ...init, headers }
+    : { ...init, headers }
+  if (url.protocol === 'https:') base.tls = { ...init.tls, serverName: comparableHost(url.hostname) }
+  const addresses = [...checked.addresses].sort((a, b) => Number(a.includes(':')) - Number(b.includes(':')))
+  for (let i = 0; ; i++) {
+    const target = new URL(url.href)
+    target.hostname = addresses[i]!.includes(':') ? `[${addresses[i]}]` : addresses[i]!
+    try {
+      return await fetch(target, base)
+    } catch (err) {
+      const code = (err as { code?: unknown }).code
+      const retry = i + 1 < addresses.length && typeof code === 'string' && NOT_CONNECTED.test(code) && replayable(base.body)
+      if (!retry) throw err
+    }
+  }
 }

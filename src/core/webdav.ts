@@ -7,7 +7,7 @@ import type { WebDAVClient } from 'webdav'
 import type { Config } from '../config'
 import { HttpError } from './errors'
 import type { Logger } from './log'
-import { allowedHostOf, checkOutboundUrl, OUTBOUND_ADDRESS_RULE } from './outbound'
+import { allowedHostOf, checkOutboundUrl, OUTBOUND_ADDRESS_RULE, pinnedFetch, type AllowedHost } from './outbound'
 
 /** Each call to the file server (a listing, a test, a write, the wait for a download's first byte). */
 export const WEBDAV_TIMEOUT_MS = 15_000
@@ -24,8 +24,22 @@ class RedirectRefused extends Error {
   }
 }
 
+/**
+ * The header by which a client's requests name their allow-list (WEBDAV_ALLOWED_HOSTS of the configuration that
+ * made the client) to the package's one fetch hook below; it is taken off before the request leaves.
+ */
+const ALLOW_LIST_HEADER = 'x-webdav-allow-list'
+const allowLists = new Map<string, readonly AllowedHost[]>()
+const allowListKey = (hosts: readonly AllowedHost[]) => {
+  const key = JSON.stringify(hosts)
+  if (!allowLists.has(key)) allowLists.set(key, hosts)
+  return key
+}
+
 // The webdav package (about 10 MB of a server's memory) is loaded at the first file server call. It fetches
-// through a patchable hook: Bun's fetch here, with redirects handed back instead of followed, and refused.
+// through a patchable hook: Bun's fetch here, pinned to the addresses the outbound rule checked (src/core/outbound.ts:
+// the name cannot resolve elsewhere between the check and the connection), with redirects handed back instead of
+// followed, and refused.
 let webdavPackage: typeof import('webdav') | null = null
 function webdav(): typeof import('webdav') {
   if (webdavPackage) return webdavPackage
@@ -33,7 +47,10 @@ function webdav(): typeof import('webdav') {
   const { getPatcher } = webdavPackage
   if (!getPatcher().isPatched('fetch')) getPatcher().patch('fetch', async (...args: unknown[]) => {
     const [url, init] = args as [string, RequestInit]
-    const res = await fetch(url, { ...init, redirect: 'manual' })
+    const headers = new Headers(init.headers)
+    const allowedHosts = allowLists.get(headers.get(ALLOW_LIST_HEADER) ?? '') ?? []
+    headers.delete(ALLOW_LIST_HEADER)
+    const res = await pinnedFetch(url, { ...init, headers, redirect: 'manual' }, { allowedHosts })
     if (res.status >= 300 && res.status < 400) {
       await res.body?.cancel().catch(() => {})
       throw new RedirectRefused(res.status)
@@ -134,6 +151,12 @@ export async function webdavCall<T>(work: (signal: AbortSignal) => Promise<T>): 
   }
 }
 
-/** A client of a server that passed checkServer, with password (or app token) authentication. */
-export const webdavClient = (server: string, username: string, password: string): WebDAVClient =>
-  webdav().createClient(server, { username, password, authType: webdav().AuthType.Password })
+/**
+ * A client of a server that passed checkServer, with password (or app token) authentication; its requests connect
+ * under the same rule and allow-list, pinned to the addresses checked at each request.
+ */
+export const webdavClient = (core: ServerCheck, server: string, username: string, password: string): WebDAVClient =>
+  webdav().createClient(server, {
+    username, password, authType: webdav().AuthType.Password,
+    headers: { [ALLOW_LIST_HEADER]: allowListKey(core.config.webdavAllowedHosts) },
+  })

@@ -16,6 +16,8 @@ export interface WebDavServer {
   port: number
   /** The directory the server serves. */
   root: string
+  /** Every request header name the server received, lower case. */
+  headerNames: Set<string>
   /** Writes a file under the served tree (parents created). */
   write(path: string, content: string | Uint8Array): void
   close(): Promise<void>
@@ -45,6 +47,11 @@ export async function startWebDavServer(files: Record<string, string | Uint8Arra
     hostname: '127.0.0.1',
     port: 0,
   })
+  const headerNames = new Set<string>()
+  server.beforeRequest((ctx, next) => {
+    for (const name of Object.keys(ctx.request.headers)) headerNames.add(name.toLowerCase())
+    next()
+  })
   await new Promise<void>((resolve, reject) =>
     server.setFileSystem('/', new webdav.PhysicalFileSystem(root), (ok) => (ok ? resolve() : reject(new Error('webdav: file system not mounted')))))
   const http = await new Promise<{ address(): AddressInfo | string | null }>((resolve) => server.start((s) => resolve(s!)))
@@ -53,6 +60,7 @@ export async function startWebDavServer(files: Record<string, string | Uint8Arra
     url: `http://127.0.0.1:${port}`,
     port,
     root,
+    headerNames,
     write,
     async close() {
       await new Promise<void>((resolve) => server.stop(() => resolve()))

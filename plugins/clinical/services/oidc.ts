@@ -4,12 +4,12 @@
 // (routes/oidc.ts) reads the binding cookie and turns their results into redirects, cookies and pages.
 import { randomBytes } from 'node:crypto'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2Tokens } from 'arctic'
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { signToken, verifyToken } from '../../../src/auth/jwt'
 import { constantTimeEqual, randomToken, sha256Hex } from '../../../src/core/crypto'
 import { isUniqueViolation, rawSql } from '../../../src/core/db'
 import { HttpError } from '../../../src/core/errors'
-import { checkOutboundUrl, OUTBOUND_ADDRESS_RULE } from '../../../src/core/outbound'
+import { checkOutboundUrl, OUTBOUND_ADDRESS_RULE, pinnedFetch } from '../../../src/core/outbound'
 import { publicOrigin } from '../../../src/config'
 import type { Core } from '../../../src/plugin'
 import type { AuditWriter } from '../audit'
@@ -71,6 +71,13 @@ export async function assertSafeProviderUrl(core: Core, url: string, what: strin
   }
 }
 
+/**
+ * How every request to the identity provider connects: pinned to the addresses the rule above checked (so the name
+ * cannot resolve elsewhere between the check and the connection), https only; as it is with OIDC_ALLOW_INSECURE_ISSUER.
+ */
+const providerFetch = (core: Core) => (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+  core.config.oidcAllowInsecureIssuer ? fetch(input, init) : pinnedFetch(input, init, { httpsOnly: true })
+
 // ---- discovery ------------------------------------------------------------------------------------------
 
 interface ProviderMetadata {
@@ -104,7 +111,7 @@ export async function discover(core: Core, issuer: string): Promise<ProviderMeta
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
   let doc: Record<string, unknown>
   try {
-    const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(OIDC_HTTP_TIMEOUT_MS), headers: { accept: 'application/json' } })
+    const res = await providerFetch(core)(url, { redirect: 'manual', signal: AbortSignal.timeout(OIDC_HTTP_TIMEOUT_MS), headers: { accept: 'application/json' } })
     if (res.status !== 200) throw new Error(`discovery answered ${res.status}`)
     const text = await res.text()
     if (text.length > DISCOVERY_MAX_BYTES) throw new Error('discovery document too large')
@@ -126,9 +133,14 @@ export async function discover(core: Core, issuer: string): Promise<ProviderMeta
   return metadata
 }
 
-function keySet(jwksUri: string) {
-  let keys = keySets.get(jwksUri)
-  if (!keys) keySets.set(jwksUri, (keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: OIDC_HTTP_TIMEOUT_MS })))
+/** The provider's key set, fetched by jose through providerFetch (cached per address and connection rule). */
+function keySet(core: Core, jwksUri: string) {
+  const key = `${core.config.oidcAllowInsecureIssuer}:${jwksUri}`
+  let keys = keySets.get(key)
+  if (!keys) {
+    keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: OIDC_HTTP_TIMEOUT_MS, [customFetch]: providerFetch(core) })
+    keySets.set(key, keys)
+  }
   return keys
 }
 
@@ -213,7 +225,7 @@ async function exchangeCode(core: Core, settings: OidcSettings, provider: Provid
   let status: number
   let data: unknown
   try {
-    const res = await fetch(provider.token_endpoint, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(OIDC_HTTP_TIMEOUT_MS) })
+    const res = await providerFetch(core)(provider.token_endpoint, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(OIDC_HTTP_TIMEOUT_MS) })
     status = res.status
     data = await res.json().catch(() => null)
   } catch (err) {
@@ -241,7 +253,7 @@ async function verifyIdToken(core: Core, settings: OidcSettings, provider: Provi
   await assertSafeProviderUrl(core, provider.jwks_uri, 'The identity provider\'s key set (jwks_uri)')
   let payload: JWTPayload
   try {
-    ({ payload } = await jwtVerify(idToken, keySet(provider.jwks_uri), {
+    ({ payload } = await jwtVerify(idToken, keySet(core, provider.jwks_uri), {
       issuer: provider.issuer,
       audience: settings.clientId,
       currentDate: new Date(core.now()),
@@ -272,7 +284,7 @@ async function userInfo(core: Core, provider: ProviderMetadata, accessToken: str
   await assertSafeProviderUrl(core, provider.userinfo_endpoint, 'The identity provider\'s userinfo endpoint')
   let info: JWTPayload
   try {
-    const res = await fetch(provider.userinfo_endpoint, {
+    const res = await providerFetch(core)(provider.userinfo_endpoint, {
       redirect: 'manual', signal: AbortSignal.timeout(OIDC_HTTP_TIMEOUT_MS),
       headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
     })

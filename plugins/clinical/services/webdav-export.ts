@@ -56,7 +56,7 @@ interface ConnectionRow {
 /** POST /api/nextcloud/connect: checks the server and the credentials with a PROPFIND, then stores them (token sealed). */
 export async function connect(core: Core, userId: number, input: ConnectBody): Promise<{ message: string }> {
   const server = await checkServer(core, input.url)
-  const client = clientFor(server, input.username, input.password)
+  const client = clientFor(core, server, input.username, input.password)
   await call((signal) => client.stat('/', { signal }) as Promise<FileStat>)
   await core.db.sql`
     update clinical.users
@@ -123,7 +123,7 @@ export async function storedConnection(core: Core, userId: number) {
 export async function exportNote(core: Core, userId: number, input: ExportBody): Promise<{ path: string }> {
   const conn = await storedConnection(core, userId)
   const server = await checkServer(core, conn.url)
-  const client = clientFor(server, conn.username, conn.password)
+  const client = clientFor(core, server, conn.username, conn.password)
   const folder = normaliseFolder(conn.folder)
   if (folder !== '/') await call((signal) => client.createDirectory(folder, { recursive: true, signal }))
   const stem = `${safeFileTitle(input.title)} ${fileTimestamp(core.now())}`

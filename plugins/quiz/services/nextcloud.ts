@@ -21,7 +21,7 @@ const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1)
 async function connect(core: Core, input: NextcloudBody): Promise<{ client: WebDAVClient; path: string }> {
   const path = normaliseRemotePath(input.path)
   const server = await checkServer(core, input.server)
-  return { client: webdavClient(server, input.username, input.password), path }
+  return { client: webdavClient(core, server, input.username, input.password), path }
 }
 
 /** POST /nextcloud/test: the credentials and the path work. */
