@@ -7,7 +7,9 @@
 //   the token (Bearer, else the cookie), verify it (audience "clinical"), its SHA-256, the user row joined with its
 //   session row, the disabled, legacy-token and web idle checks, the throttled session touch (on writes only, so
 //   none on a GET), the in-memory API-call count stored every 5 s; answer the profile from that row. The API rate
-//   rule is left out on purpose: the figures compare the read itself;
+//   rule is left out unless BARE_RATE_RULE=1: then the request first goes through the app's own limiter
+//   (src/core/ratelimit.ts, the rule of plugins/clinical/envelope.ts, batched and reconciled with the database as the
+//   app does it) for the client address TRUST_PROXY=1 gives (the last X-Forwarded-For entry), and a refusal is 429;
 // - GET /quiz/api/questions/bank: the quiz user check above, then the default first page (50 newest, no filter):
 //   the page's ids with the count of every match in one scan, and the page's rows with the app's own SQL
 //   (QUESTION_ROWS of plugins/quiz/services/bank.ts).
@@ -17,7 +19,9 @@ import { readCookie } from '../../src/auth/cookie'
 import { bearerToken, verifyToken } from '../../src/auth/jwt'
 import { sha256Hex } from '../../src/core/crypto'
 import { openDb } from '../../src/core/db'
+import { createRateLimiter } from '../../src/core/ratelimit'
 import { QUESTION_ROWS } from '../../plugins/quiz/services/bank'
+import { CLINICAL_API_RATE_RULE } from '../../plugins/clinical/envelope'
 
 const secret = process.env.JWT_SECRET
 if (!secret) throw new Error('JWT_SECRET must be set')
@@ -105,6 +109,10 @@ const SESSION_TOUCH_THROTTLE_MS = 10 * 60 * 1000
 const clinicalUnauthorized = (error: string) =>
   Response.json({ success: false, error }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
 
+const rateLimit = process.env.BARE_RATE_RULE === '1' ? createRateLimiter(db, Date.now, { solo: db.kind === 'pglite' }) : null
+/** TRUST_PROXY=1: the address the one trusted proxy appended, else the socket's (the bench always sends one). */
+const clientAddress = (request: Request) => request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim() || '127.0.0.1'
+
 let apiCalls = new Map<number, number>()
 setInterval(async () => {
   const batch = apiCalls
@@ -113,6 +121,10 @@ setInterval(async () => {
 }, 5_000).unref()
 
 async function clinicalMe(request: Request): Promise<Response> {
+  if (rateLimit) {
+    const decision = await rateLimit.hit(CLINICAL_API_RATE_RULE, clientAddress(request))
+    if (!decision.allowed) return Response.json({ success: false, error: 'Too many requests' }, { status: 429, headers: { 'retry-after': String(decision.retryAfterS) } })
+  }
   const token = bearerToken(request.headers.get('authorization')) ?? readCookie(request, 'app_auth')
   if (!token) return clinicalUnauthorized('Not authenticated')
   const now = Date.now()
@@ -168,6 +180,7 @@ const server = Bun.serve({
 
 const stop = async () => {
   await server.stop()
+  await rateLimit?.close()
   await db.close()
   process.exit(0)
 }

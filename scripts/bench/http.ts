@@ -15,7 +15,8 @@
 // tenants' load, CPU per request much less.
 //
 //   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
-//                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare TARGETS=pglite,postgres
+//                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare,bare-rule TARGETS=pglite,postgres
+//                                (bare-rule: the bare server with the clinical API rate rule, opt-in)
 //                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info
 //                                PROFILE_DIR=<dir>: the app writes a CPU profile per start there, bun --cpu-prof-md)
 //
@@ -63,12 +64,15 @@ const READS = ([
   { key: 'clinical-me', label: 'clinical GET /api/auth/me', path: '/api/auth/me', token: 'clinical', rotateAddress: true },
 ] satisfies Read[] as Read[]).filter((r) => list('READS', 'quiz-me,clinical-me,bank').includes(r.key))
 
-interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: string }
+interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: string; env?: Record<string, string> }
+/** The bare server with the clinical API rate rule's work (the app's own limiter): the app / bare+rule column. */
+const BARE_RULE_LABEL = 'bare Bun.serve + API rule'
 const SERVERS: ServerKind[] = [
   { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'info' },
   { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'warn' },
   ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, join(dir, 'src/main.ts')], logLevel: 'info' })),
   { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, 'scripts/bench/bare-server.ts'] },
+  { key: 'bare-rule', label: BARE_RULE_LABEL, cmd: [process.execPath, 'scripts/bench/bare-server.ts'], env: { BARE_RATE_RULE: '1' } },
 ].filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
 
 interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number; requests: number }
@@ -202,14 +206,14 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   // PGlite is one process's database: every server runs alone on the DATA_DIR, and so does the seed.
   const start = async (kind: ServerKind) => {
     const spawned = await spawnServer({
-      cmd: kind.cmd, env: { ...env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}) }, readyPath: '/api/health', pin: SERVER_CPU,
+      cmd: kind.cmd, env: { ...env, ...kind.env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}) }, readyPath: '/api/health', pin: SERVER_CPU,
     })
     if (DB_THREAD_CPU && database === 'pglite') await pinThreads(spawned.proc.pid, 'Worker', DB_THREAD_CPU)
     return spawned
   }
   try {
     const tokens: Record<Read['token'], string> = { quiz: '', clinical: '' }
-    const setup = await start(SERVERS.find((s) => s.key !== 'bare')!)
+    const setup = await start(SERVERS.find((s) => !s.key.startsWith('bare'))!)
     try {
       const account = { email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }
       tokens.quiz = String((await post(setup, '/quiz/api/auth/register', account)).access_token)
@@ -231,6 +235,7 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
         const server = await start(kind)
         try {
           for (const read of READS) {
+            if (kind.key === 'bare-rule' && !read.rotateAddress) continue
             const url = `http://127.0.0.1:${server.port}${read.path}`
             const check = await fetch(url, { headers: { authorization: `Bearer ${tokens[read.token]}`, 'x-forwarded-for': '198.19.255.255' } })
             const body = await check.text()
@@ -269,7 +274,9 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
 }
 
 function table(rows: Measured[]) {
-  const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app', 'CPU us/req', 'db CPU us/req', 'CPU bare / app']
+  const withRule = rows.some((r) => r.server === BARE_RULE_LABEL)
+  const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app',
+    ...(withRule ? ['app / bare+rule'] : []), 'CPU us/req', 'db CPU us/req', 'CPU bare / app']
   const groups = new Map<string, Measured[]>()
   for (const r of rows) {
     const key = `${r.read}\u0000${r.database}\u0000${r.server}`
@@ -284,12 +291,15 @@ function table(rows: Measured[]) {
     const bare = medianOf(read, database, 'bare Bun.serve', (r) => r.result.rps)
     const bareCpu = medianOf(read, database, 'bare Bun.serve', (r) => r.serverUs)
     const cpu = median(g.map((r) => r.serverUs))
-    const isBare = server === 'bare Bun.serve'
+    const isBare = server.startsWith('bare Bun.serve')
+    // Only the clinical read has a rule; for the others the bare server with it is the bare server.
+    const bareRule = medianOf(read, database, BARE_RULE_LABEL, (r) => r.result.rps)
     return [
       read, database, server, fmt(median(rps)), `${fmt(Math.min(...rps))}-${fmt(Math.max(...rps))}`,
       median(g.map((r) => r.result.p50Ms)).toFixed(2), median(g.map((r) => r.result.p99Ms)).toFixed(2),
       String(g.reduce((n, r) => n + r.result.non2xx, 0)),
       isBare ? '' : (median(rps) / bare).toFixed(2), isBare ? '' : (bare / median(rps)).toFixed(2),
+      ...(withRule ? [isBare || !read.startsWith('clinical') ? '' : (median(rps) / bareRule).toFixed(2)] : []),
       cpu.toFixed(0), g[0]!.databaseUs === null ? '-' : median(g.map((r) => r.databaseUs!)).toFixed(0), isBare ? '' : (bareCpu / cpu).toFixed(2),
     ]
   })
@@ -319,6 +329,9 @@ async function main() {
   console.log('\napp / bare: the share of the bare server\'s requests/s the app answers (goal: at least 0.80); medians over the rounds')
   console.log('CPU us/req: the server process\'s CPU time per request (all its threads); db: the PostgreSQL server\'s;')
   console.log('CPU bare / app: the bare server\'s CPU per request over the app\'s (steadier than req/s on a shared VM)')
+  if (SERVERS.some((s) => s.key === 'bare-rule')) {
+    console.log('app / bare+rule: the clinical read against the bare server doing the API rate rule\'s work too (the app\'s limiter)')
+  }
 }
 
 await main()
