@@ -119,18 +119,49 @@ for (const target of databaseTargets()) {
         const solo = createRateLimiter(counted, c.now, { ...NO_TIMER, solo: true })
         expect(await burst(solo, r, 5)).toBe(2) // the earlier run's 3 hits still count
         expect(await burst(solo, r, 7, 'ip-2')).toBe(5)
-        expect(statements).toHaveLength(1) // one read of what the earlier run wrote, none per key
+        // One read of what earlier runs wrote (the shared counts, then the solo log), none per key.
+        expect(statements.filter((text) => text.includes('select'))).toHaveLength(2)
+        expect(statements).toHaveLength(2)
         await solo.flush()
         statements.length = 0
         expect((await solo.hit(r, 'ip-2')).allowed).toBe(false) // held: not read again after the flush
         expect((await solo.hit(r, 'ip-1')).allowed).toBe(false) // the earlier run's hits still count after the flush
         expect((await solo.hit(r, 'ip-3')).allowed).toBe(true)
         expect(statements).toEqual([])
-        expect(await first.sql<{ hits: number }>`select hits from core.rate_counts where rule = ${r.name} and subject = 'ip-2'`)
-          .toEqual([{ hits: 5 }])
+        // A solo flush appends one row to the log, not a row per key and slot to the shared counts.
+        expect(await first.sql`select 1 from core.rate_counts where rule = ${r.name} and subject = 'ip-2'`).toEqual([])
+        const logged = await first.sql<{ entries: Array<[string, string, number, number]> }>`select entries from core.rate_log order by id`
+        expect(logged.flatMap((row) => row.entries).filter(([name]) => name === r.name).map(([, subject, , hits]) => [subject, hits]))
+          .toEqual([['ip-1', 2], ['ip-2', 5]])
         // Once its window is over, the earlier run's hits no longer count.
         c.advance(WINDOW_S + 2)
         expect(await burst(solo, r, 7)).toBe(5)
+      })
+
+      it('solo: a restart reads the log back (a reset marker drops what came before it); rows past the lookback go', async () => {
+        const r = rule(4)
+        const c = clock(Date.now())
+        const run1 = createRateLimiter(first, c.now, { ...NO_TIMER, solo: true })
+        expect(await burst(run1, r, 3, 'ip-a')).toBe(3)
+        expect(await burst(run1, r, 2, 'ip-b')).toBe(2)
+        await run1.flush()
+        expect(await burst(run1, r, 1, 'ip-a')).toBe(1)
+        await run1.close() // the shutdown flush: a second row
+        const run2 = createRateLimiter(first, c.now, { ...NO_TIMER, solo: true })
+        expect(await burst(run2, r, 3, 'ip-a')).toBe(0) // 4 of 4 in the window
+        expect(await burst(run2, r, 3, 'ip-b')).toBe(2)
+        await run2.reset(r, 'ip-a')
+        expect(await burst(run2, r, 1, 'ip-a')).toBe(1)
+        await run2.close()
+        const run3 = createRateLimiter(first, c.now, { ...NO_TIMER, solo: true })
+        expect(await burst(run3, r, 5, 'ip-a')).toBe(3) // the reset dropped the 4 before it; 1 after it counts
+        expect(await burst(run3, r, 1, 'ip-b')).toBe(0)
+        // Ten minutes on, a flush deletes the rows that left the lookback (the window is long gone too).
+        c.advance(601)
+        expect(await burst(run3, r, 1, 'ip-c')).toBe(1)
+        await run3.close()
+        const [left] = await first.sql<{ oldest: number | null }>`select min(at)::float8 as oldest from core.rate_log`
+        expect(left?.oldest).toBe(Math.floor(c.now() / 1000))
       })
 
       it('with the database down, every key decides from memory: this process\'s own hits still count', async () => {

@@ -18,8 +18,11 @@
 // The other processes' hits are counted by slot (1 s for a window up to a minute), a slot as long as any of it lies
 // in the window: on that side the window is up to one slot longer, never shorter. Retry-After is exact for this
 // process's hits, up to one slot late for the others', and never above the window.
+// Solo (one process on its database, the embedded PGlite): nothing is read back; each flush appends the keys' new
+// hits as one row of the solo log (src/core/ratelimit-solo-log.ts), read once by the next start.
 import type { Db } from './db'
 import type { RateDecision, RateLimiterOptions, RateRule } from './ratelimit'
+import { appendSoloLog, readSoloLog, type SoloEntry } from './ratelimit-solo-log'
 
 export const RATE_FLUSH_MS = 250
 /**
@@ -103,18 +106,6 @@ function othersOf(tally: Pick<Tally, 'written'>, counts: Iterable<[number, numbe
   return others
 }
 
-/** Count rows by key (as keyOf spells it): slot → hits. */
-function countsByKey(rows: Array<{ rule: string; subject: string; slot: number; hits: number }>) {
-  const counts = new Map<string, Map<number, number>>()
-  for (const r of rows) {
-    const key = `${r.rule}\n${r.subject}`
-    let slots = counts.get(key)
-    if (!slots) counts.set(key, (slots = new Map()))
-    slots.set(r.slot, r.hits)
-  }
-  return counts
-}
-
 /** The index of the first value above `ms` in an ascending list. */
 function firstAbove(list: number[], ms: number): number {
   let lo = 0
@@ -168,8 +159,8 @@ function decide(tally: Tally, t: number): RateDecision {
 /** The batched counts of one limiter: what its `hit` does for a batched rule, and what it flushes. */
 export interface BatchedCounts {
   hit(rule: RateRule, subject: string): Promise<RateDecision>
-  /** Lets go of a key held in memory (a reset: the database's rows are deleted beside it). */
-  forget(rule: RateRule, subject: string): void
+  /** Forgets a key: this process's hits and counts of it, and what the database holds (a solo log marks the reset). */
+  reset(rule: RateRule, subject: string): Promise<void>
   flush(): Promise<void>
   close(): Promise<void>
   held(): number
@@ -212,9 +203,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
   let readingEarlier: Promise<void> | null = null
   const readEarlier = () =>
     (readingEarlier ??= (async () => {
-      const rows = await db.sql<{ rule: string; subject: string; slot: number; hits: number }>`
-        select rule, subject, slot, hits from core.rate_counts where slot >= ${Math.floor(now() / 1000) - SOLO_LOOKBACK_S}`
-      earlier = countsByKey(rows)
+      earlier = await readSoloLog(db, Math.floor(now() / 1000) - SOLO_LOOKBACK_S)
       earlierAt = now()
     })().catch((err) => {
       readingEarlier = null
@@ -323,7 +312,10 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     }
   }
 
-  /** One statement: adds this process's new hits to their slots and reads back the counts of every key hit since the last. */
+  /**
+   * Writes the hits admitted since the last flush: a solo rule's keys as one row of the solo log, the others' in one
+   * statement that adds them to their slots and reads back the counts of every key hit since the last flush.
+   */
   const reconcile = async () => {
     reconciling = true
     flushes++
@@ -337,52 +329,102 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       reconciling = false
       return
     }
-    // Parallel arrays: the keys (a rule as its index in `rules`), then the slots written, each by its key's index;
-    // the keys whose counts come back (not solo rules': no other process writes them, earlier runs' are held).
+    for (const tally of keys) {
+      trim(tally, t)
+      tally.writing = tally.unwritten
+      tally.unwritten = 0
+    }
+    const solo = keys.filter((tally) => isSolo(tally.rule))
+    const shared = solo.length === 0 ? keys : keys.filter((tally) => !isSolo(tally.rule))
+    try {
+      if (solo.length > 0) await writeSolo(solo, t)
+      if (shared.length > 0) await writeShared(shared, t)
+    } finally {
+      reconciling = false
+    }
+  }
+
+  /** A key's hits being written, one run per slot: [slot, hits] (hits are ascending, so are their slots). */
+  const slotRuns = (tally: Tally): Array<[number, number]> => {
+    const runs: Array<[number, number]> = []
+    for (let h = tally.hits.length - tally.writing; h < tally.hits.length; h++) {
+      const slot = slotOf(tally.rule, tally.hits[h]!)
+      const last = runs.at(-1)
+      if (last?.[0] === slot) last[1]++
+      else runs.push([slot, 1])
+    }
+    return runs
+  }
+  /** The hits being written of `keys` are written (now this process's in the database), or held for the next flush. */
+  const written = (keys: Tally[], slots: Array<Array<[number, number]>>) => {
+    keys.forEach((tally, i) => {
+      for (const [slot, hits] of slots[i]!) (tally.written ??= new Map()).set(slot, (tally.written.get(slot) ?? 0) + hits)
+      tally.writing = 0
+      tally.othersFlush = flushes
+    })
+  }
+  const holdBack = (keys: Tally[], err: unknown) => {
+    // Held for the next flush: the hits still count here, the other processes (or the next start) see them later.
+    for (const tally of keys) {
+      tally.unwritten += tally.writing
+      tally.writing = 0
+      active.add(tally)
+    }
+    opts.log?.warn({ err, keys: keys.length }, 'rate limits: batched hits not written, held for the next flush')
+  }
+
+  /** Solo keys: no other process counts them, so nothing is read back; their hits go to the log for the next start. */
+  const writeSolo = async (keys: Tally[], t: number) => {
+    const slots = keys.map(slotRuns)
+    const entries: SoloEntry[] = []
+    keys.forEach((tally, i) => {
+      for (const [slot, hits] of slots[i]!) entries.push([tally.rule.name, tally.subject, slot, hits])
+    })
+    try {
+      await appendSoloLog(db, Math.floor(t / 1000), entries, SOLO_LOOKBACK_S)
+    } catch (err) {
+      return holdBack(keys, err)
+    }
+    written(keys, slots)
+  }
+
+  /** Shared keys: one statement adds their hits to their slots and reads back every process's counts of them. */
+  const writeShared = async (keys: Tally[], t: number) => {
+    // Parallel arrays: the keys (a rule as its index in `rules`), then the slots written, each by its key's index.
     const rules: string[] = []
     const ruleIndex = new Map<string, number>()
     const keyRule: number[] = []
     const keySubject: string[] = []
     const keySince: number[] = []
-    const keyBack: boolean[] = []
     const slotKey: number[] = []
     const slotAt: number[] = []
     const slotHits: number[] = []
+    const slots = keys.map(slotRuns)
     keys.forEach((tally, i) => {
-      trim(tally, t)
-      const { rule, hits } = tally
-      let r = ruleIndex.get(rule.name)
+      let r = ruleIndex.get(tally.rule.name)
       if (r === undefined) {
-        ruleIndex.set(rule.name, (r = rules.length + 1)) // SQL arrays count from 1
-        rules.push(rule.name)
+        ruleIndex.set(tally.rule.name, (r = rules.length + 1)) // SQL arrays count from 1
+        rules.push(tally.rule.name)
       }
       keyRule.push(r)
       keySubject.push(tally.subject)
-      keySince.push(firstSlot(rule, t))
-      keyBack.push(!isSolo(rule))
-      tally.writing = tally.unwritten
-      tally.unwritten = 0
-      // Hits are ascending, so are their slots: one row per run of equal slots.
-      for (let h = hits.length - tally.writing; h < hits.length; h++) {
-        const slot = slotOf(rule, hits[h]!)
-        if (slotKey.at(-1) === i && slotAt.at(-1) === slot) slotHits[slotHits.length - 1]!++
-        else {
-          slotKey.push(i)
-          slotAt.push(slot)
-          slotHits.push(1)
-        }
+      keySince.push(firstSlot(tally.rule, t))
+      for (const [slot, hits] of slots[i]!) {
+        slotKey.push(i)
+        slotAt.push(slot)
+        slotHits.push(hits)
       }
     })
+    let rows: Array<{ i: number; slot: number; hits: number }>
     try {
-      // The counts of the keys read back are read beside the insert, in the statement's snapshot (before it), one
-      // index lookup per key; what this flush adds is added to them here. (Having the insert return its rows, matched
-      // to the keys by rule and subject, cost the database as much again; the NOT EXISTS over the delta before that
-      // was seen running for over a minute on a server holding 100,000 keys.) Keys travel once, as their index.
-      const rows = await db.sql<{ i: number; slot: number; hits: number }>`
-        with k (i, rule, subject, since, back) as (
-          select u.i - 1, (${rules}::text[])[u.r], u.subject, u.since, u.back
-          from unnest(${keyRule}::int[], ${keySubject}::text[], ${keySince}::bigint[], ${keyBack}::boolean[])
-            with ordinality as u(r, subject, since, back, i)
+      // The counts of the keys are read beside the insert, in the statement's snapshot (before it), one index lookup
+      // per key; what this flush adds is added to them here. (Having the insert return its rows, matched to the keys
+      // by rule and subject, cost the database as much again; the NOT EXISTS over the delta before that was seen
+      // running for over a minute on a server holding 100,000 keys.) Keys travel once, as their index.
+      rows = await db.sql<{ i: number; slot: number; hits: number }>`
+        with k (i, rule, subject, since) as (
+          select u.i - 1, (${rules}::text[])[u.r], u.subject, u.since
+          from unnest(${keyRule}::int[], ${keySubject}::text[], ${keySince}::bigint[]) with ordinality as u(r, subject, since, i)
         ), added as (
           insert into core.rate_counts as c (rule, subject, slot, hits)
           select k.rule, k.subject, d.slot, d.hits
@@ -390,35 +432,19 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
           on conflict (rule, subject, slot) do update set hits = c.hits + excluded.hits
         )
         select k.i::int as i, c.slot::float8 as slot, c.hits from k
-          join lateral (select slot, hits from core.rate_counts c where c.rule = k.rule and c.subject = k.subject and c.slot >= k.since) c on true
-        where k.back`
-      const counts: Array<Map<number, number> | undefined> = []
-      const countsOf = (i: number) => (counts[i] ??= new Map())
-      for (const { i, slot, hits } of rows) countsOf(i).set(slot, hits)
-      // What was written is in the counts of a key read back, and this process's from now on: readAt takes it out
-      // of the counts, the rest is the others'.
-      const add = (map: Map<number, number>, slot: number, hits: number) => map.set(slot, (map.get(slot) ?? 0) + hits)
-      for (let j = 0; j < slotKey.length; j++) {
-        const i = slotKey[j]!
-        if (keyBack[i]) add(countsOf(i), slotAt[j]!, slotHits[j]!)
-        add((keys[i]!.written ??= new Map()), slotAt[j]!, slotHits[j]!)
-      }
-      keys.forEach((tally, i) => {
-        tally.writing = 0
-        if (keyBack[i]) readAt(tally, counts[i] ?? [], flushes)
-        else tally.othersFlush = flushes
-      })
+          join lateral (select slot, hits from core.rate_counts c where c.rule = k.rule and c.subject = k.subject and c.slot >= k.since) c on true`
     } catch (err) {
-      // Held for the next flush: the hits still count here, the other processes see them later.
-      for (const tally of keys) {
-        tally.unwritten += tally.writing
-        tally.writing = 0
-        active.add(tally)
-      }
-      opts.log?.warn({ err, keys: keys.length }, 'rate limits: batched hits not written, held for the next flush')
-    } finally {
-      reconciling = false
+      return holdBack(keys, err)
     }
+    const counts: Array<Map<number, number>> = keys.map(() => new Map())
+    for (const { i, slot, hits } of rows) counts[i]!.set(slot, hits)
+    // What was written is in the counts read back, and this process's from now on: readAt takes it out of the
+    // counts, the rest is the others'.
+    keys.forEach((_, i) => {
+      for (const [slot, hits] of slots[i]!) counts[i]!.set(slot, (counts[i]!.get(slot) ?? 0) + hits)
+    })
+    written(keys, slots)
+    keys.forEach((tally, i) => readAt(tally, counts[i]!, flushes))
   }
 
   const flush = (): Promise<void> => (chain = chain.then(reconcile))
@@ -430,9 +456,15 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       active.add(tally)
       return decide(tally, now())
     },
-    forget(rule, subject) {
+    async reset(rule, subject) {
       const tally = tallyMap(rule).get(subject)
       if (tally) letGo(tally)
+      earlier?.delete(keyOf(rule, subject))
+      await db.sql`delete from core.rate_counts where rule = ${rule.name} and subject = ${subject}`
+      if (opts.solo) {
+        const s = Math.floor(now() / 1000)
+        await appendSoloLog(db, s, [[rule.name, subject, s, 0]], SOLO_LOOKBACK_S)
+      }
     },
     flush,
     held,

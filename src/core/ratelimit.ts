@@ -64,7 +64,7 @@ export interface RateLimiterOptions {
    * The only process on its database (the embedded PGlite, whose folder one process owns): the database holds no
    * hits this process does not know but what an earlier run of it wrote, read once at the first batched hit (the
    * last SOLO_LOOKBACK_S seconds' counts). From then on no key of a rule within that is read: a new one starts at what
-   * that read found.
+   * that read found. Its hits go to the solo log (src/core/ratelimit-solo-log.ts), a row a flush, for the next start.
    */
   solo?: boolean
 }
@@ -98,9 +98,8 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
       },
       async reset(rule, subject) {
-        batched.forget(rule, subject)
+        await batched.reset(rule, subject)
         await db.sql`delete from core.rate_hits where rule = ${rule.name} and subject = ${subject}`
-        await db.sql`delete from core.rate_counts where rule = ${rule.name} and subject = ${subject}`
       },
       async sweep() {
         // The longest window of any rule is an hour; a day leaves a wide margin.
