@@ -355,8 +355,8 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     }
     return runs
   }
-  /** The hits being written of `keys` are written (now this process's in the database), or held for the next flush. */
-  const written = (keys: Tally[], slots: Array<Array<[number, number]>>) => {
+  /** The hits being written of `keys` are in the database now (this process's there): `written` counts them. */
+  const markWritten = (keys: Tally[], slots: Array<Array<[number, number]>>) => {
     keys.forEach((tally, i) => {
       for (const [slot, hits] of slots[i]!) (tally.written ??= new Map()).set(slot, (tally.written.get(slot) ?? 0) + hits)
       tally.writing = 0
@@ -385,7 +385,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     } catch (err) {
       return holdBack(keys, err)
     }
-    written(keys, slots)
+    markWritten(keys, slots)
   }
 
   /** Shared keys: one statement adds their hits to their slots and reads back every process's counts of them. */
@@ -443,7 +443,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     keys.forEach((_, i) => {
       for (const [slot, hits] of slots[i]!) counts[i]!.set(slot, (counts[i]!.get(slot) ?? 0) + hits)
     })
-    written(keys, slots)
+    markWritten(keys, slots)
     keys.forEach((tally, i) => readAt(tally, counts[i]!, flushes))
   }
 
