@@ -22,7 +22,7 @@
 // hits as one row of the solo log (src/core/ratelimit-solo-log.ts), read once by the next start.
 import type { Db } from './db'
 import type { RateDecision, RateLimiterOptions, RateRule } from './ratelimit'
-import { appendSoloLog, readSoloLog, type SoloEntry } from './ratelimit-solo-log'
+import { appendSoloLog, rateKey, readSoloLog, type SoloEntry } from './ratelimit-solo-log'
 
 export const RATE_FLUSH_MS = 250
 /**
@@ -68,7 +68,7 @@ const slotS = (rule: RateRule) => Math.max(1, Math.ceil(rule.windowS / SLOTS_PER
 const slotOf = (rule: RateRule, ms: number) => Math.floor(ms / 1000 / slotS(rule)) * slotS(rule)
 /** The first slot inside the window that ends at `ms`: it counts whole. */
 const firstSlot = (rule: RateRule, ms: number) => slotOf(rule, ms - rule.windowS * 1000)
-const keyOf = (rule: RateRule, subject: string) => `${rule.name}\n${subject}`
+const keyOf = (rule: RateRule, subject: string) => rateKey(rule.name, subject)
 /** U of the tolerance above: the hits a key whose counts are not current admits before they are read. */
 const unreadHits = (rule: RateRule) => Math.max(1, Math.floor((rule.limit * RATE_FLUSH_MS) / (rule.windowS * 1000)))
 

@@ -5,6 +5,9 @@
 // (on PGlite those rows cost the clinical API rule about 200 us of a request: scripts/bench/README.md).
 import type { Db } from './db'
 
+/** A key as the batched counts' maps spell it: the rule's name, a newline, the subject. */
+export const rateKey = (rule: string, subject: string) => `${rule}\n${subject}`
+
 /** One key's hits in one slot: rule, subject, slot (epoch s), hits; hits 0 is a reset of the key (all before it go). */
 export type SoloEntry = [rule: string, subject: string, slot: number, hits: number]
 
@@ -19,14 +22,14 @@ export async function appendSoloLog(db: Db, atS: number, entries: SoloEntry[], l
 }
 
 /**
- * What earlier runs admitted since `sinceS` (epoch s), key (rule, newline, subject) → slot → hits: the shared
+ * What earlier runs admitted since `sinceS` (epoch s), key (rateKey) → slot → hits: the shared
  * counts first (rows of a version before this log), then the log in the order it was written, a reset marker
  * dropping what its key had before it.
  */
 export async function readSoloLog(db: Db, sinceS: number): Promise<Map<string, Map<number, number>>> {
   const counts = new Map<string, Map<number, number>>()
   const add = (rule: string, subject: string, slot: number, hits: number) => {
-    const key = `${rule}\n${subject}`
+    const key = rateKey(rule, subject)
     if (hits === 0) return void counts.delete(key)
     if (slot < sinceS) return
     let slots = counts.get(key)
