@@ -11,6 +11,7 @@ import { createAi } from './core/ai'
 import { createCrypto } from './core/crypto'
 import { databaseOptions, openDb, type Db } from './core/db'
 import { DATABASE_RETRY_AFTER_S, errorMapper, outageLog, reply, type OutageLog, type ServiceStyle } from './core/errors'
+import { requestPath } from './core/request-url'
 import { withTimeout } from './core/timeout'
 import { createJobs, type JobsOptions } from './core/jobs'
 import { createKv } from './core/kv'
@@ -149,10 +150,16 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
   const isQuizPath = (path: string) => under(config.quizBasePath, path)
     && (!under(config.clinicalBasePath, path) || config.quizBasePath.length > config.clinicalBasePath.length)
 
-  const serve = async (request: Request, service: ServiceStyle, address: string | null | undefined): Promise<Response> => {
-    rememberSocketAddress(request, address)
+  // The socket's address is asked for only when the client address needs it (not behind a trusted proxy that names
+  // the client), and settled before the response leaves: Bun forgets it once it has.
+  const socketOf = (server: Server<unknown> | null | undefined, request: Request) =>
+    server ? () => server.requestIP(request)?.address : null
+  const serve = async (request: Request, service: ServiceStyle, socket: (() => string | undefined) | null): Promise<Response> => {
+    rememberSocketAddress(request, socket)
     try {
-      return await (service === 'quiz' ? quiz : clinical).handle(request)
+      const response = await (service === 'quiz' ? quiz : clinical).handle(request)
+      if (socket) core.clientAddress(request)
+      return response
     } catch (err) {
       // Elysia answers errors through the service's error mapper; this is the last resort if that itself failed.
       log.error({ err }, 'unhandled error in request')
@@ -167,16 +174,21 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     stateOf: (plugin) => use(plugin),
     schedules,
     fetch(request, server) {
-      return serve(request, isQuizPath(new URL(request.url).pathname) ? 'quiz' : 'clinical', server?.requestIP(request)?.address)
+      const path = requestPath(request.url)
+      const service = isQuizPath(path ?? request.url) ? 'quiz' : 'clinical'
+      if (path === null) return Promise.resolve(badHost(service, request))
+      return serve(request, service, socketOf(server, request))
     },
     quizFetch(request, server) {
-      const address = server?.requestIP(request)?.address
-      const url = new URL(request.url)
-      if (!isQuizPath(url.pathname)) {
+      const path = requestPath(request.url)
+      if (path === null) return Promise.resolve(badHost('quiz', request))
+      const socket = socketOf(server, request)
+      if (!isQuizPath(path)) {
+        const url = new URL(request.url)
         url.pathname = config.quizBasePath + url.pathname
         request = new Request(url, request)
       }
-      return serve(request, 'quiz', address)
+      return serve(request, 'quiz', socket)
     },
     async shutdown() {
       await jobs.stop()
@@ -193,6 +205,9 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     },
   }
 }
+
+/** Bun hands a handler the bare request target when the Host header cannot be part of a URL ("a/b", empty): a malformed request. */
+const badHost = (service: ServiceStyle, request: Request) => reply(service, request, 400, 'bad_request', 'Bad Request: the Host header is not a valid host')
 
 function buildApp(
   core: Core, style: ServiceStyle, base: string, plugins: PluginDefinition<any>[], stateOf: <S>(p: PluginDefinition<S>) => S, outage: OutageLog,

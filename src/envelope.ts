@@ -13,6 +13,7 @@ import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { randomBytes } from 'node:crypto'
 import { HttpError, type ServiceStyle } from './core/errors'
 import { unredactedLogger } from './core/log'
+import { pathOf } from './core/request-url'
 import type { RateRule } from './core/ratelimit'
 import type { Core, ServiceDefinition } from './plugin'
 import { bearerToken } from './auth/jwt'
@@ -47,7 +48,7 @@ export function observe(core: Core, service: ServiceStyle) {
       started.delete(request)
       const status = statusOf(set, responseValue)
       timing.done(route || null, status)
-      const path = new URL(request.url).pathname
+      const path = pathOf(request)
       if (requestLog.isLevelEnabled('info') && !path.includes('/static/')) {
         requestLog.info({
           service, method: request.method, path, route: route || null, status,
@@ -124,7 +125,7 @@ export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
       const allowed = isOriginAllowed(origin, policy, request.url)
       set.headers.vary = 'Origin'
       if (origin !== null && allowed) Object.assign(set.headers, corsHeaders(origin))
-      if (!STATE_CHANGING_METHODS.has(request.method) || !underApi(new URL(request.url).pathname)) return
+      if (!STATE_CHANGING_METHODS.has(request.method) || !underApi(pathOf(request))) return
       const refused = origin !== null
         ? !allowed
         : cookieOnly(request) && !provenOrigin(request, (o) => isOriginAllowed(o, policy, request.url))
@@ -146,7 +147,7 @@ export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
 export function apiRateRule(core: Core, rule: RateRule, prefix: string, exempt: string[] = []) {
   return new Elysia({ name: 'core.rate-rule', seed: `${rule.name}:${core.id}` })
     .onRequest(async ({ request }) => {
-      const path = new URL(request.url).pathname
+      const path = pathOf(request)
       if ((path !== prefix && !path.startsWith(prefix + '/')) || exempt.includes(path)) return
       await core.rateLimit.consume(rule, core.clientAddress(request))
     })
@@ -248,7 +249,7 @@ export function bodyLimitGate(core: Core, service: ServiceStyle, defaultLimit: n
     .onRequest(async ({ request }) => {
       if (request.body === null) return
       rules ??= compile()
-      const path = new URL(request.url).pathname
+      const path = pathOf(request)
       const rule = rules.find((r) => r.method === request.method && r.pattern.test(path))
       await enforceBodyLimit(request, rule?.limit ?? defaultLimit)
     })

@@ -51,10 +51,15 @@ async function main() {
   const maxRequestBodySize = Math.max(config.maxUploadSize, 25 * 1024 * 1024) + BODY_LIMIT_SLACK
   // A 25 MB dictation on a slow clinic uplink (or waiting its turn under load) can be silent for more than Bun's
   // default 10 s between reads: a connection is closed only after IDLE_TIMEOUT_S without a byte.
-  const server = Bun.serve({ port: config.port, hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, fetch: booted.fetch })
-  const quizServer = config.quizPort !== null
-    ? Bun.serve({ port: config.quizPort, hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, fetch: booted.quizFetch })
-    : null
+  // Never Bun's development error page (it shows source lines): the apps answer every error themselves, and what
+  // escapes them is a plain 500, logged.
+  const listen = { hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, development: false,
+    error(err: Error) {
+      log.error({ err }, 'unhandled error in the server')
+      return new Response('Request failed', { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8' } })
+    } }
+  const server = Bun.serve({ ...listen, port: config.port, fetch: booted.fetch })
+  const quizServer = config.quizPort !== null ? Bun.serve({ ...listen, port: config.quizPort, fetch: booted.quizFetch }) : null
   const [{ startSchedules }, { watchSnapshotRequests }] = await Promise.all([import('./core/schedule'), import('./core/backup')])
   booted.core.jobs.start()
   const stopSchedules = startSchedules(booted.core, booted.schedules)

@@ -4,10 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import net from 'node:net'
 import type { Subprocess } from 'bun'
 import { freePort } from './support/server-process'
 
 const ROOT = join(import.meta.dir, '..')
+
+/** A raw HTTP/1.1 request (its Host header as given) from `localAddress`; the whole answer, status line first. */
+function rawRequest(port: number, head: string, localAddress = '127.0.0.1'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let data = ''
+    const socket = net.connect({ host: '127.0.0.1', port, localAddress }, () => socket.write(`${head}\r\nConnection: close\r\n\r\n`))
+    socket.on('data', (chunk) => (data += chunk))
+    socket.on('end', () => resolve(data))
+    socket.on('error', reject)
+  })
+}
 
 async function waitHealthy(url: string, timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs
@@ -74,6 +86,30 @@ describe('server process', () => {
       last = res.status
     }
     expect(last).toBe(429)
+  })
+
+  it('a Host header that cannot be part of a URL gets a 400 with a message, on both ports, and never a 500', async () => {
+    for (const [target, host, body] of [
+      ['/api/auth/me', 'a/b', { success: false, code: 'bad_request', error: 'Bad Request: the Host header is not a valid host' }],
+      ['/quiz/api/auth/me', 'x?y', { detail: 'Bad Request: the Host header is not a valid host' }],
+      ['/api/health', '', { success: false, code: 'bad_request', error: 'Bad Request: the Host header is not a valid host' }],
+    ] as const) {
+      const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: ${host}`)
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual(body)
+    }
+    const quiz = await rawRequest(quizPort, 'GET /api/auth/me HTTP/1.1\r\nHost: user@h')
+    expect(quiz.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    expect(quiz).toContain('"detail":"Bad Request: the Host header is not a valid host"')
+  })
+
+  it('logs the socket address of each request (asked for before the response leaves)', async () => {
+    // A quiz read no rule asks the address of: only the log line does, once the response is on its way.
+    const answer = await rawRequest(port, 'GET /quiz/api/auth/me HTTP/1.1\r\nHost: 127.0.0.1', '127.0.0.2')
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized')
+    await Bun.sleep(200)
+    const line = output.split('\n').find((l) => l.includes('"path":"/quiz/api/auth/me"') && l.includes('127.0.0.2'))
+    expect(line && JSON.parse(line)).toMatchObject({ msg: 'request', service: 'quiz', status: 401, ip: '127.0.0.2' })
   })
 
   it('writes one JSON line per request without query strings', async () => {

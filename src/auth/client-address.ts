@@ -4,17 +4,33 @@
 // entry is whatever the client sent. A value that is not an IP address is never taken.
 import ipaddr from 'ipaddr.js'
 
-const socketAddress = new WeakMap<Request, string>()
+/** The socket address of each request, or how to ask the server for it (asked once, when first needed). */
+const socketAddress = new WeakMap<Request, string | (() => string | null | undefined)>()
 /**
  * The answer of clientAddress per request and trust: the rate rule, the session check and the request log line each
  * ask for it, and parsing an address (IPv6 above all) was a visible share of a cheap request (scripts/bench/http.ts).
  */
 const answered = new WeakMap<Request, { trust: ProxyTrust; address: string }>()
 
-/** The server records the socket address of each request before the apps see it. */
-export function rememberSocketAddress(request: Request, address: string | null | undefined): void {
+/**
+ * The server records the socket address of each request before the apps see it: the address, or a function that
+ * asks the server for it (Bun's requestIP is a visible share of a cheap request, and behind a trusted proxy that
+ * names the client it is never needed). The function must be called while the request is being answered.
+ */
+export function rememberSocketAddress(request: Request, address: string | (() => string | null | undefined) | null | undefined): void {
   answered.delete(request)
   if (address) socketAddress.set(request, address)
+}
+
+function socketOf(request: Request): string {
+  let address = socketAddress.get(request)
+  if (typeof address === 'function') {
+    const asked = address()
+    address = asked ?? undefined
+    if (asked) socketAddress.set(request, asked)
+    else socketAddress.delete(request)
+  }
+  return normaliseIp(address) ?? '127.0.0.1'
 }
 
 /** How far to trust X-Forwarded-For: not at all, a number of proxy hops, or the proxies named by address range. */
@@ -78,8 +94,7 @@ export function clientAddress(request: Request, trust: ProxyTrust): string {
 }
 
 function addressOf(request: Request, trust: ProxyTrust): string {
-  const socket = normaliseIp(socketAddress.get(request)) ?? '127.0.0.1'
-  if (!trust) return socket
+  if (!trust) return socketOf(request)
   const chain = (request.headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
   let seen: string | undefined
   if ('hops' in trust) {
@@ -88,8 +103,10 @@ function addressOf(request: Request, trust: ProxyTrust): string {
   } else {
     // Only a request that came through one of the named proxies carries a header worth reading; then the first
     // entry from the right that is not one of them is the client.
+    const socket = socketOf(request)
     if (!within(socket, trust.proxies)) return socket
     seen = [...chain].reverse().find((entry) => normaliseIp(entry) === null || !within(normaliseIp(entry)!, trust.proxies))
+    return normaliseIp(seen) ?? socket
   }
-  return normaliseIp(seen) ?? socket
+  return normaliseIp(seen) ?? socketOf(request)
 }

@@ -4,6 +4,7 @@
 import { Elysia, ValidationError } from 'elysia'
 import { isDatabaseUnavailable, pgErrorCode } from './db'
 import type { Logger } from './log'
+import { pathOf } from './request-url'
 
 export type ServiceStyle = 'quiz' | 'clinical'
 
@@ -103,7 +104,7 @@ function json(status: number, body: unknown, headers?: Record<string, string>): 
 }
 
 function wantsHtml(request: Request): boolean {
-  const path = new URL(request.url).pathname
+  const path = pathOf(request)
   return !path.includes('/api/') && (request.headers.get('accept') ?? '').includes('text/html')
 }
 
@@ -198,7 +199,7 @@ function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer:
   }
   if (error instanceof HttpError) {
     if (error.status >= 500) {
-      log.error({ err: error.cause ?? error, code: error.code, path: new URL(request.url).pathname }, error.message)
+      log.error({ err: error.cause ?? error, code: error.code, path: pathOf(request) }, error.message)
       const message = style === 'clinical' ? 'Request failed' : error.message
       return answer(request, error.status, error.code, message, { headers: error.headers })
     }
@@ -235,6 +236,6 @@ function toResponse(style: ServiceStyle, log: Logger, outage: OutageLog, answer:
   if (status >= 400 && status < 500) {
     return answer(request, status, 'bad_request', error instanceof Error ? error.message : 'Bad request')
   }
-  log.error({ err: error, path: new URL(request.url).pathname }, 'request failed')
+  log.error({ err: error, path: pathOf(request) }, 'request failed')
   return answer(request, 500, 'internal', 'Request failed')
 }
