@@ -1,6 +1,20 @@
 // One JSON line per event (pino). Secrets never reach a line: the redact list covers the usual carriers.
+import { tracingChannel } from 'node:diagnostics_channel'
 import { writeSync } from 'node:fs'
 import pino from 'pino'
+
+// Bun 1.4.5's TracingChannel has no `hasSubscribers` (Node's since 20.13), and pino reads it before every line: taken
+// as traced, each line went through the channel's traceSync and its store handling, a twentieth of a cheap
+// authenticated read (scripts/bench/http.ts). Node's own definition, until Bun has it.
+const tracingChannelProto = Object.getPrototypeOf(tracingChannel('app.log.probe')) as object
+if (!('hasSubscribers' in tracingChannelProto)) {
+  Object.defineProperty(tracingChannelProto, 'hasSubscribers', {
+    get(this: Record<'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error', { hasSubscribers: boolean }>) {
+      return this.start.hasSubscribers || this.end.hasSubscribers || this.asyncStart.hasSubscribers
+        || this.asyncEnd.hasSubscribers || this.error.hasSubscribers
+    },
+  })
+}
 
 export type Logger = pino.Logger
 
