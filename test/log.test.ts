@@ -4,6 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { tracingChannel } from 'node:diagnostics_channel'
 import pino from 'pino'
 import { LineBuffer } from '../src/core/log'
 
@@ -130,5 +131,28 @@ describe('the server logger on the way out', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe('pino on Bun', () => {
+  test('lines skip the diagnostics channel unless someone subscribes to it (TracingChannel.hasSubscribers)', () => {
+    const { batches, buffer, log } = recorder()
+    const channel = tracingChannel('pino_asJson')
+    expect(channel.hasSubscribers).toBe(false)
+    const seen: unknown[] = []
+    const subscriber = { start: (message: unknown) => void seen.push(message), end() {}, asyncStart() {}, asyncEnd() {}, error() {} }
+    channel.subscribe(subscriber)
+    try {
+      expect(channel.hasSubscribers).toBe(true)
+      log.info('traced')
+      expect(seen).toHaveLength(1)
+    } finally {
+      channel.unsubscribe(subscriber)
+    }
+    expect(channel.hasSubscribers).toBe(false)
+    log.info('not traced')
+    expect(seen).toHaveLength(1)
+    buffer.flush()
+    expect(batches.join('')).toContain('"msg":"not traced"')
   })
 })
