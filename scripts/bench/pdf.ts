@@ -3,8 +3,8 @@
 //     processing job runs inside the request: the answer comes when the document is ready), on the embedded PGlite
 //     and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on a fresh database of it. Besides the time:
 //     the CPU time of this process (every thread) during the upload, the job's stages from its steps' timestamps
-//     (read: the PDF's text, with chunks embedded as pages come; store: the page rows; index: the last embeddings
-//     and the vector writes), and the peak RSS during the upload above the RSS before it (VmHWM, reset through
+//     (read: the PDF's text, with chunks embedded as pages come, and its page rows stored; extract: the step after
+//     it; index: the last embeddings and the vector writes), and the peak RSS during the upload above the RSS before it (VmHWM, reset through
 //     /proc/self/clear_refs). The first upload of each app (not counted) starts the PDF helper threads; its time
 //     is printed apart;
 //   - the parsing alone, in this process: unpdf's getDocumentProxy + extractText (what the job ran before it read
@@ -35,7 +35,7 @@ const cpuMs = () => {
   return (c.user + c.system) / 1000
 }
 
-interface Run { ms: number; cpuMs: number; baseMb: number; peakMb: number; stages?: Record<'read' | 'store' | 'index' | 'job', number> }
+interface Run { ms: number; cpuMs: number; baseMb: number; peakMb: number; stages?: Record<'read' | 'extract' | 'index' | 'job', number> }
 
 /** Runs fn, with this process's wall and CPU time, its RSS before and its peak RSS during it, in MB. */
 async function measured(fn: () => Promise<Pick<Run, 'stages'> | void>): Promise<Run> {
@@ -78,7 +78,7 @@ async function appRow(target: 'pglite' | 'postgres', pdf: Uint8Array<ArrayBuffer
     if (status.status !== 'ready' || status.total_pages !== PAGES) throw new Error(`document ${id}: ${JSON.stringify(status)}`)
     const { steps } = (await (await call(`/documents/${id}/processing-steps`, { headers: auth })).json()) as { steps: Array<{ name: string; timestamp: string }> }
     const at = (name: string) => Date.parse(steps.find((s) => s.name === name)!.timestamp)
-    run.stages = { read: at('read') - at('start'), store: at('extract') - at('read'), index: at('index') - at('extract'), job: at('done') - at('start') }
+    run.stages = { read: at('read') - at('start'), extract: at('extract') - at('read'), index: at('index') - at('extract'), job: at('done') - at('start') }
     await call(`/documents/${id}`, { method: 'DELETE', headers: auth })
     return run
   }
@@ -168,8 +168,8 @@ async function main() {
     }
     console.log(`  CPU ms         ${fmt(runs, (r) => r.cpuMs)}${row === tool ? '' : ' (this process, every thread)'}`)
     if (runs[0]!.stages) {
-      const stage = (name: 'read' | 'store' | 'index' | 'job') => fmt(runs, (r) => r.stages![name])
-      console.log(`  job stages ms  read ${stage('read')}, store ${stage('store')}, index ${stage('index')}, job ${stage('job')}`)
+      const stage = (name: 'read' | 'extract' | 'index' | 'job') => fmt(runs, (r) => r.stages![name])
+      console.log(`  job stages ms  read and store ${stage('read')}, extract ${stage('extract')}, index ${stage('index')}, job ${stage('job')}`)
       console.log(`  first upload   ${row.first!.ms.toFixed(0)} ms (helper threads starting)`)
     }
     if (row === tool) console.log(`  peak RSS MB    ${fmt(runs, (r) => r.peakMb, 1)} (whole process)`)

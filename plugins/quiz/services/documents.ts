@@ -350,9 +350,6 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
     const { totalPages, text } = await readPdf(new Uint8Array(await blob.arrayBuffer()), {
       signal: ctx.signal, onPage: (page, pageText) => embedding.addPage(page, pageText),
     })
-    await core.db.sql`update quiz.documents set total_pages = ${totalPages} where id = ${documentId}`
-    await ctx.step(`Read ${totalPages} page${totalPages === 1 ? '' : 's'}`, { name: 'read', status: 'completed' })
-
     const pageNumbers = text.map((_, i) => i + 1)
     const withText = text.filter((t) => t.trim().length > 0).length
     // The index is written while the page rows are stored (the vector index and the database are apart); the steps
@@ -369,14 +366,18 @@ async function processDocument(core: Core, ctx: JobContext<{ documentId: number 
     })()
     indexing?.catch(() => {}) // awaited below; a failure before that is not an unhandled rejection
     try {
-      await core.db.transaction(async (tx) => {
-        // A re-run (after a crash) replaces what an earlier run stored.
-        await tx.sql`delete from quiz.document_pages where document_id = ${documentId}`
-        await tx.sql`
+      // A re-run (after a crash) replaces what an earlier run stored; a first run has nothing to replace. The page
+      // rows and the page count are one statement: a run that dies before it leaves neither.
+      if (ctx.attempt > 1) await core.db.sql`delete from quiz.document_pages where document_id = ${documentId}`
+      await core.db.sql`
+        with stored as (
           insert into quiz.document_pages (document_id, page_number, text)
           select ${documentId}, p.page_number, p.text
-          from unnest(${pageNumbers}::int[], ${text}::text[]) as p (page_number, text)`
-      })
+          from unnest(${pageNumbers}::int[], ${text}::text[]) as p (page_number, text)
+          returning 1
+        )
+        update quiz.documents set total_pages = ${totalPages} where id = ${documentId}`
+      await ctx.step(`Read ${totalPages} page${totalPages === 1 ? '' : 's'}`, { name: 'read', status: 'completed' })
       if (!indexing) {
         await ctx.step(`No text found in ${totalPages} page${totalPages === 1 ? '' : 's'}: the PDF has no text layer (a scan?)`, { name: 'extract', status: 'completed' })
         await ctx.step('Nothing to index', { name: 'index', status: 'skipped' })
