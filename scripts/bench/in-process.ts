@@ -1,0 +1,114 @@
+// CPU time per request of the hot authenticated reads through the app's own fetch in this process (no HTTP, no
+// load generator, no other process on the request's path but the PostgreSQL server): the framework's and the
+// envelope's cost per request, steadier on a shared VM than requests/s over HTTP (scripts/bench/http.ts). This tree's
+// app and each of APP_OTHERS (another checkout, booted from its own files in this same process) answer the same
+// reads in interleaved rounds, so a change is measured against the tree before it under the same load.
+// - quiz me: GET /quiz/api/auth/me with a quiz Bearer token;
+// - clinical me: GET /api/auth/me with a clinical (mobile) Bearer token, each request from the next address of
+//   198.18.0.0/15 (X-Forwarded-For, TRUST_PROXY=1), so the API rate rule counts every request and refuses none.
+// Every app runs at LOG_LEVEL=info; their request lines go to this process's stdout (send it to /dev/null), the
+// figures to stderr. CPU time is the whole process's (every thread: PGlite's too); the PostgreSQL server's is not.
+//
+//   bun scripts/bench/in-process.ts > /dev/null   (READS=quiz-me,clinical-me TARGETS=postgres,pglite ROUNDS=6
+//                                                  REQUESTS=30000 per round CONCURRENCY=50 APP_OTHERS=before=<dir>)
+import { join } from 'node:path'
+import { freshDataDir, freshServerDatabase, median, ROOT_DIR, serverAvailable } from './support'
+
+const list = (name: string, all: string) => (process.env[name] ?? all).split(',').map((s) => s.trim()).filter(Boolean)
+const READS = list('READS', 'quiz-me,clinical-me')
+const ROUNDS = Number(process.env.ROUNDS ?? 6)
+const REQUESTS = Number(process.env.REQUESTS ?? 30_000)
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50)
+const TREES = [{ name: 'app', dir: ROOT_DIR }, ...list('APP_OTHERS', '').map((entry) => {
+  const [name, dir] = entry.split('=')
+  if (!name || !dir) throw new Error(`APP_OTHERS entries are name=dir, not "${entry}"`)
+  return { name, dir }
+})]
+
+interface Booted { fetch(request: Request): Promise<Response>; shutdown(): Promise<void> }
+interface Subject { tree: string; read: string; send: (i: number) => Promise<void>; cpuUs: number[] }
+
+const BASE = 'http://127.0.0.1'
+
+async function bootTree(dir: string, env: Record<string, string | undefined>): Promise<Booted> {
+  const support = await import(join(dir, 'scripts/bench/support.ts')) as { bootForBench(env: Record<string, string | undefined>): Promise<Booted> }
+  return support.bootForBench({ ...env, LOG_LEVEL: 'info', TRUST_PROXY: '1' })
+}
+
+async function subjects(tree: string, app: Booted): Promise<Subject[]> {
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await app.fetch(new Request(BASE + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }))
+    if (!res.ok) throw new Error(`${tree}: POST ${path} answered ${res.status}: ${await res.text()}`)
+    return res.json() as Promise<Record<string, unknown>>
+  }
+  const account = { email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }
+  const quizToken = String((await post('/quiz/api/auth/register', account)).access_token)
+  const clinicalToken = String((await post('/api/auth/register', account, { 'x-client': 'mobile' })).token)
+  const reader = (path: string, token: string, rotate: boolean) => async (i: number) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+    if (rotate) headers['x-forwarded-for'] = `198.${18 + ((i >> 16) & 1)}.${(i >> 8) & 255}.${i & 255}`
+    const res = await app.fetch(new Request(BASE + path, { headers }))
+    if (res.status !== 200) throw new Error(`${tree}: GET ${path} answered ${res.status}: ${await res.text()}`)
+    await res.arrayBuffer()
+  }
+  const all: Subject[] = [
+    { tree, read: 'quiz-me', send: reader('/quiz/api/auth/me', quizToken, false), cpuUs: [] },
+    { tree, read: 'clinical-me', send: reader('/api/auth/me', clinicalToken, true), cpuUs: [] },
+  ]
+  return all.filter((s) => READS.includes(s.read))
+}
+
+/** count requests, CONCURRENCY in flight; answers CPU microseconds per request. */
+async function measure(subject: Subject, count: number, offset: number): Promise<number> {
+  let next = 0
+  const before = process.cpuUsage()
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < count) await subject.send(offset + next++)
+  }))
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / count
+}
+
+async function main() {
+  const targets = list('TARGETS', 'postgres,pglite').filter((t) => t !== 'postgres' || process.env.NO_SERVER !== '1')
+  if (targets.includes('postgres') && !(await serverAvailable())) targets.splice(targets.indexOf('postgres'), 1)
+  console.error(`in process: ${READS.join(', ')}; ${ROUNDS} rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight; bun ${Bun.version}\n`)
+  for (const target of targets) {
+    const apps: Booted[] = []
+    const dbs: Array<{ drop(): Promise<void> }> = []
+    const all: Subject[] = []
+    try {
+      for (const tree of TREES) {
+        const pg = target === 'postgres' ? await freshServerDatabase('bench_inproc') : null
+        if (pg) dbs.push(pg)
+        const app = await bootTree(tree.dir, { DATABASE_URL: pg?.url, DATA_DIR: freshDataDir('bench-inproc') })
+        apps.push(app)
+        all.push(...await subjects(tree.name, app))
+      }
+      let offset = 0
+      for (const s of all) await measure(s, Math.min(REQUESTS, 5_000), (offset += 5_000)) // warm-up
+      for (let round = 0; round < ROUNDS; round++) {
+        // a rotating order, so no tree always runs after the same one
+        const order = all.map((_, i) => all[(i + round) % all.length]!)
+        for (const s of order) s.cpuUs.push(await measure(s, REQUESTS, (offset += REQUESTS)))
+      }
+    } finally {
+      for (const app of apps) await app.shutdown()
+      for (const db of dbs) await db.drop()
+    }
+    console.error(`${target === 'postgres' ? 'PostgreSQL' : 'PGlite'}: CPU us per request, median [rounds]`)
+    for (const read of READS) {
+      const ofRead = all.filter((s) => s.read === read)
+      const base = median(ofRead[0]!.cpuUs)
+      for (const s of ofRead) {
+        const m = median(s.cpuUs)
+        const vs = s === ofRead[0] ? '' : `  (${m >= base ? '+' : ''}${((m / base - 1) * 100).toFixed(1)}% against ${ofRead[0]!.tree})`
+        console.error(`  ${read.padEnd(12)} ${s.tree.padEnd(10)} ${m.toFixed(1).padStart(7)} [${s.cpuUs.map((u) => u.toFixed(1)).join(', ')}]${vs}`)
+      }
+    }
+    console.error('')
+  }
+  process.exit(0)
+}
+
+await main()
