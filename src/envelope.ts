@@ -12,7 +12,7 @@ import { openapi } from '@elysiajs/openapi'
 import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { randomBytes } from 'node:crypto'
 import { HttpError, type ServiceStyle } from './core/errors'
-import { unredactedLogger } from './core/log'
+import { requestLineWriter } from './core/log'
 import { pathOf } from './core/request-url'
 import type { RateRule } from './core/ratelimit'
 import type { Core, ServiceDefinition } from './plugin'
@@ -37,7 +37,7 @@ export function observe(core: Core, service: ServiceStyle) {
   const started = new WeakMap<Request, { at: number; done: (route: string | null, status: number) => void }>()
   // The API log's figures go to the database from here on (once per boot, whichever service comes first).
   core.metrics.apiLog.persist(core)
-  const requestLog = unredactedLogger(core.log)
+  const writeLine = requestLineWriter(core.log)
   return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
     .onRequest(({ request }) => {
       started.set(request, { at: performance.now(), done: core.metrics.startRequest(service, request.method) })
@@ -49,11 +49,11 @@ export function observe(core: Core, service: ServiceStyle) {
       const status = statusOf(set, responseValue)
       timing.done(route || null, status)
       const path = pathOf(request)
-      if (requestLog.isLevelEnabled('info') && !path.includes('/static/')) {
-        requestLog.info({
+      if (writeLine && !path.includes('/static/')) {
+        writeLine({
           service, method: request.method, path, route: route || null, status,
           ms: Math.round((performance.now() - timing.at) * 10) / 10, ip: core.clientAddress(request),
-        }, 'request')
+        })
       }
     })
 }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tracingChannel } from 'node:diagnostics_channel'
 import pino from 'pino'
-import { LineBuffer } from '../src/core/log'
+import { captureLogs, createLogger, LineBuffer, requestLineWriter, type Logger } from '../src/core/log'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -154,5 +154,33 @@ describe('pino on Bun', () => {
     expect(seen).toHaveLength(1)
     buffer.flush()
     expect(batches.join('')).toContain('"msg":"not traced"')
+  })
+})
+
+describe('the request line', () => {
+  test('is the line pino writes for the same fields, without pino', () => {
+    const { batches, buffer } = recorder()
+    const previous = captureLogs(null) // the preload's capture gives loggers without the line buffer
+    let log: Logger, quiet: Logger
+    try {
+      log = createLogger('info', buffer)
+      quiet = createLogger('warn', buffer)
+    } finally {
+      captureLogs(previous)
+    }
+    const line = { service: 'clinical', method: 'GET', path: '/api/auth/me', route: '/api/auth/me', status: 200, ms: 1.4, ip: '203.0.113.9' }
+    const odd = { ...line, path: '/a "quoted" \\ path\u2028é', route: null }
+    const write = requestLineWriter(log)!
+    for (const fields of [line, odd]) {
+      log.info(fields, 'request')
+      write(fields)
+    }
+    buffer.flush()
+    const lines = batches.join('').trim().split('\n').map((l) => l.replace(/"time":"[^"]+"/, '"time":"T"'))
+    expect(lines).toHaveLength(4)
+    expect(lines[1]).toBe(lines[0]!)
+    expect(lines[3]).toBe(lines[2]!)
+    expect(JSON.parse(lines[2]!)).toEqual({ level: 'info', time: 'T', ...odd, msg: 'request' })
+    expect(requestLineWriter(quiet)).toBeNull()
   })
 })
