@@ -53,11 +53,16 @@ async function main() {
   // default 10 s between reads: a connection is closed only after IDLE_TIMEOUT_S without a byte.
   // Never Bun's development error page (it shows source lines): the apps answer every error themselves, and what
   // escapes them is a plain 500, logged.
-  const listen = { hostname: config.host, maxRequestBodySize, idleTimeout: IDLE_TIMEOUT_S, development: false,
+  const listen = {
+    hostname: config.host,
+    maxRequestBodySize,
+    idleTimeout: IDLE_TIMEOUT_S,
+    development: false,
     error(err: Error) {
       log.error({ err }, 'unhandled error in the server')
       return new Response('Request failed', { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8' } })
-    } }
+    },
+  }
   const server = Bun.serve({ ...listen, port: config.port, fetch: booted.fetch })
   const quizServer = config.quizPort !== null ? Bun.serve({ ...listen, port: config.quizPort, fetch: booted.quizFetch }) : null
   const [{ startSchedules }, { watchSnapshotRequests }] = await Promise.all([import('./core/schedule'), import('./core/backup')])
