@@ -61,10 +61,8 @@ export function observe(core: Core, service: ServiceStyle) {
 /** The header set of every response (CSP and hardening headers), unless a response sets one itself. */
 export function hardening(core: Core, service: ServiceStyle) {
   const headers = securityHeaders(contentSecurityPolicy(core.config))
-  return new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` })
-    .onRequest(({ set }) => {
-      Object.assign(set.headers, headers)
-    })
+  // Elysia's default headers: each request's set.headers starts as a copy of them, without a hook to call.
+  return new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` }).headers(headers)
 }
 
 /**
@@ -246,12 +244,13 @@ export function bodyLimitGate(core: Core, service: ServiceStyle, defaultLimit: n
     }))
     .sort((a, b) => a.dynamic - b.dynamic) // static paths first, as the router matches them
   const plugin = new Elysia({ name: 'core.body-limit-gate', seed: `${service}:${core.id}` })
-    .onRequest(async ({ request }) => {
+    // Not an async function: a request without a body (most of them) passes without a promise to wait for.
+    .onRequest(({ request }) => {
       if (request.body === null) return
       rules ??= compile()
       const path = pathOf(request)
       const rule = rules.find((r) => r.method === request.method && r.pattern.test(path))
-      await enforceBodyLimit(request, rule?.limit ?? defaultLimit)
+      return enforceBodyLimit(request, rule?.limit ?? defaultLimit)
     })
   return { plugin, useRoutes: (list: () => RouteLike[]) => void (routes = list) }
 }
