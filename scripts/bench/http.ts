@@ -26,9 +26,10 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDb, type Db } from '../../src/core/db'
-import { freshDataDir, freshServerDatabase, median, redact, ROOT_DIR, SERVER_URL, serverAvailable, spawnServer, type Spawned } from './support'
+import {
+  appOthers, envList as list, freshDataDir, freshServerDatabase, median, redact, ROOT_DIR, SERVER_URL, serverAvailable, spawnServer, type Spawned,
+} from './support'
 
-const list = (name: string, all: string) => (process.env[name] ?? all).split(',').map((s) => s.trim()).filter(Boolean)
 const DURATION_S = Number(process.env.DURATION_S ?? 10)
 const WARMUP_S = Number(process.env.WARMUP_S ?? 3)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50)
@@ -43,10 +44,7 @@ const LOAD_CPU = process.env.LOAD_CPU ?? '1'
  */
 const DB_THREAD_CPU = process.env.DB_THREAD_CPU ?? null
 /** Other checkouts' apps to measure in the same run (`name=dir`, comma-separated): the code before a change, say. */
-const APP_OTHERS = list('APP_OTHERS', '').map((entry) => {
-  const at = entry.indexOf('=')
-  return { name: entry.slice(0, at), dir: entry.slice(at + 1) }
-})
+const APP_OTHERS = appOthers()
 /** Where the app writes a CPU profile of each run (bun --cpu-prof-md: one markdown file per server start), if set. */
 const PROFILE_DIR = process.env.PROFILE_DIR ?? null
 const APP_FLAGS = PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []

@@ -12,18 +12,13 @@
 //   bun scripts/bench/in-process.ts > /dev/null   (READS=quiz-me,clinical-me TARGETS=postgres,pglite ROUNDS=6
 //                                                  REQUESTS=30000 per round CONCURRENCY=50 APP_OTHERS=before=<dir>)
 import { join } from 'node:path'
-import { freshDataDir, freshServerDatabase, median, ROOT_DIR, serverAvailable } from './support'
+import { appOthers, envList as list, freshDataDir, freshServerDatabase, median, ROOT_DIR, serverAvailable } from './support'
 
-const list = (name: string, all: string) => (process.env[name] ?? all).split(',').map((s) => s.trim()).filter(Boolean)
 const READS = list('READS', 'quiz-me,clinical-me')
 const ROUNDS = Number(process.env.ROUNDS ?? 6)
 const REQUESTS = Number(process.env.REQUESTS ?? 30_000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50)
-const TREES = [{ name: 'app', dir: ROOT_DIR }, ...list('APP_OTHERS', '').map((entry) => {
-  const [name, dir] = entry.split('=')
-  if (!name || !dir) throw new Error(`APP_OTHERS entries are name=dir, not "${entry}"`)
-  return { name, dir }
-})]
+const TREES = [{ name: 'app', dir: ROOT_DIR }, ...appOthers()]
 
 interface Booted { fetch(request: Request): Promise<Response>; shutdown(): Promise<void> }
 interface Subject { tree: string; read: string; send: (i: number) => Promise<void>; cpuUs: number[] }
@@ -70,7 +65,7 @@ async function measure(subject: Subject, count: number, offset: number): Promise
 }
 
 async function main() {
-  const targets = list('TARGETS', 'postgres,pglite').filter((t) => t !== 'postgres' || process.env.NO_SERVER !== '1')
+  const targets = list('TARGETS', 'postgres,pglite')
   if (targets.includes('postgres') && !(await serverAvailable())) targets.splice(targets.indexOf('postgres'), 1)
   console.error(`in process: ${READS.join(', ')}; ${ROUNDS} rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight; bun ${Bun.version}\n`)
   for (const target of targets) {

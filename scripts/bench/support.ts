@@ -164,3 +164,13 @@ export async function sampleMs(rounds: number, once: () => Promise<void> | void,
   }
   return samples
 }
+
+/** A comma-separated setting of the environment, `all` when it is not set. */
+export const envList = (name: string, all: string) => (process.env[name] ?? all).split(',').map((s) => s.trim()).filter(Boolean)
+
+/** APP_OTHERS=name=dir,...: other checkouts whose app a benchmark runs beside this tree's. */
+export const appOthers = () => envList('APP_OTHERS', '').map((entry) => {
+  const at = entry.indexOf('=')
+  if (at <= 0 || at === entry.length - 1) throw new Error(`APP_OTHERS entries are name=dir, not "${entry}"`)
+  return { name: entry.slice(0, at), dir: entry.slice(at + 1) }
+})

@@ -4,7 +4,7 @@
 // entry is whatever the client sent. A value that is not an IP address is never taken.
 import ipaddr from 'ipaddr.js'
 
-/** The socket address of each request, or how to ask the server for it (asked once, when first needed). */
+/** The socket address of each request, or how to ask the server for it (when first needed). */
 const socketAddress = new WeakMap<Request, string | (() => string | null | undefined)>()
 /**
  * The answer of clientAddress per request and trust: the rate rule, the session check and the request log line each
@@ -22,15 +22,10 @@ export function rememberSocketAddress(request: Request, address: string | (() =>
   if (address) socketAddress.set(request, address)
 }
 
+/** The socket address (asked of the server now if it was not handed over); clientAddress keeps what it answers. */
 function socketOf(request: Request): string {
-  let address = socketAddress.get(request)
-  if (typeof address === 'function') {
-    const asked = address()
-    address = asked ?? undefined
-    if (asked) socketAddress.set(request, asked)
-    else socketAddress.delete(request)
-  }
-  return normaliseIp(address) ?? '127.0.0.1'
+  const address = socketAddress.get(request)
+  return normaliseIp(typeof address === 'function' ? address() : address) ?? '127.0.0.1'
 }
 
 /** How far to trust X-Forwarded-For: not at all, a number of proxy hops, or the proxies named by address range. */
@@ -96,17 +91,15 @@ export function clientAddress(request: Request, trust: ProxyTrust): string {
 function addressOf(request: Request, trust: ProxyTrust): string {
   if (!trust) return socketOf(request)
   const chain = (request.headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
-  let seen: string | undefined
   if ('hops' in trust) {
     // With n proxies in front, the n-th entry from the right is what the outermost of them saw.
-    seen = chain.length > 0 ? chain[Math.max(0, chain.length - trust.hops)] : request.headers.get('x-real-ip') ?? undefined
-  } else {
-    // Only a request that came through one of the named proxies carries a header worth reading; then the first
-    // entry from the right that is not one of them is the client.
-    const socket = socketOf(request)
-    if (!within(socket, trust.proxies)) return socket
-    seen = [...chain].reverse().find((entry) => normaliseIp(entry) === null || !within(normaliseIp(entry)!, trust.proxies))
-    return normaliseIp(seen) ?? socket
+    const seen = chain.length > 0 ? chain[Math.max(0, chain.length - trust.hops)] : request.headers.get('x-real-ip')
+    return normaliseIp(seen) ?? socketOf(request)
   }
-  return normaliseIp(seen) ?? socketOf(request)
+  // Only a request that came through one of the named proxies carries a header worth reading; then the first
+  // entry from the right that is not one of them is the client.
+  const socket = socketOf(request)
+  if (!within(socket, trust.proxies)) return socket
+  const seen = [...chain].reverse().find((entry) => normaliseIp(entry) === null || !within(normaliseIp(entry)!, trust.proxies))
+  return normaliseIp(seen) ?? socket
 }
