@@ -68,7 +68,7 @@ for (const target of databaseTargets()) {
       })
 
       it('a flush writes and reads back only the keys hit since the last one; a key not current is read at the next flush, or at once past its first hit', async () => {
-        const r = rule(5)
+        const r = rule(5) // U = 1: a key hit once here, none of it written, is held back
         const statements: Array<{ text: string; keys: number }> = []
         const counted: Db = {
           ...first,
@@ -83,14 +83,21 @@ for (const target of databaseTargets()) {
         await Promise.all(Array.from({ length: 100 }, (_, i) => a.hit(r, `addr-${i}`)))
         expect(statements).toEqual([]) // a new key's first hit waits for no read
         await a.flush()
-        expect(statements).toMatchObject([{ keys: 100 }]) // the flush writes them and reads them back
+        expect(statements).toEqual([]) // each was hit once: held back, neither written nor read
+        // A held key's next hit is past U: it reads the counts at once; the next flush writes it and reads it back.
+        await Promise.all(Array.from({ length: 100 }, (_, i) => a.hit(r, `addr-${i}`)))
+        expect(statements).toHaveLength(100)
+        statements.length = 0
+        await a.flush()
+        expect(statements).toMatchObject([{ keys: 100 }])
         statements.length = 0
         await a.hit(r, 'addr-1')
         expect(statements).toEqual([])
         await a.flush()
         expect(statements).toMatchObject([{ keys: 1 }]) // addr-1 alone, not the 100 keys held
-        // The other process fills addr-2's window (its first hit decided on nothing known, the next ones on a read).
-        expect(await burst(b, r, 5, 'addr-2')).toBe(4)
+        // The other process fills addr-2's window (its first hit decided on nothing known, the next ones on a read of
+        // a's two).
+        expect(await burst(b, r, 5, 'addr-2')).toBe(3)
         await b.flush()
         statements.length = 0
         await a.flush() // nothing hit since the last flush: no statement
@@ -247,17 +254,18 @@ for (const target of databaseTargets()) {
         const c = clock()
         const a = createRateLimiter(first, c.now, NO_TIMER)
         const b = createRateLimiter(second, c.now, NO_TIMER)
-        // Both know the key (empty) before either writes: each is blind to the other's hits until a flush.
-        await a.hit(r, 'ip-1')
-        await b.hit(r, 'ip-1')
+        // Both know the key before either writes more: each is blind to the other's hits until a flush. (Two hits
+        // each: a key hit once here, U, would be held back and not written.)
+        await burst(a, r, 2)
+        await burst(b, r, 2)
         await a.flush()
         await b.flush()
         await a.flush()
         const unflushedA = await burst(a, r, 20)
         const admittedB = await burst(b, r, 20)
-        expect(unflushedA).toBe(8)
-        expect(admittedB).toBe(8)
-        expect(2 + unflushedA + admittedB).toBeLessThanOrEqual(r.limit + unflushedA)
+        expect(unflushedA).toBe(6)
+        expect(admittedB).toBe(6)
+        expect(4 + unflushedA + admittedB).toBeLessThanOrEqual(r.limit + unflushedA)
         await a.flush()
         await b.flush()
         await a.flush()
@@ -268,7 +276,7 @@ for (const target of databaseTargets()) {
 
       it('with the timer, the other process sees a hit after two flush intervals and a statement (1 s slack)', async () => {
         const flushMs = 50
-        const r = rule(1000)
+        const r = rule(200) // H = 4: a's 5 hits are written, not held back
         const a = createRateLimiter(first, Date.now, { flushMs })
         const b = createRateLimiter(second, Date.now, { flushMs })
         try {
@@ -336,6 +344,65 @@ for (const target of databaseTargets()) {
         expect(await burst(createRateLimiter(second, c.now, NO_TIMER), closing, 10)).toBe(6)
       })
 
+      it('a key hit at most U times here, none written, is held back: the other process admits U more at most; the shutdown flush writes it', async () => {
+        const r = rule(3) // U = 1
+        const c = clock()
+        const statements: string[] = []
+        const counted: Db = { ...first, sql: (strings, ...values) => (statements.push(strings.join('?')), first.sql(strings, ...values)) }
+        const a = createRateLimiter(counted, c.now, NO_TIMER)
+        const b = createRateLimiter(second, c.now, NO_TIMER)
+        expect((await a.hit(r, 'ip-1')).allowed).toBe(true)
+        await a.flush()
+        expect(statements).toEqual([])
+        expect(await first.sql`select 1 from core.rate_counts where rule = ${r.name}`).toEqual([])
+        // b cannot see a's held hit: it admits the limit, one over in all (the stated tolerance: U per other process).
+        expect(await burst(b, r, 5)).toBe(3)
+        await b.flush()
+        // a's next hit reads at once and sees b's 3: refused. A refusal is no hit: a still holds one, held back.
+        expect((await a.hit(r, 'ip-1')).allowed).toBe(false)
+        expect(statements).toHaveLength(1)
+        await a.flush()
+        expect(await first.sql<{ hits: number }>`select sum(hits)::int as hits from core.rate_counts where rule = ${r.name}`)
+          .toEqual([{ hits: 3 }])
+        // Past U hits here, the key is written.
+        c.advance(WINDOW_S + 1)
+        expect(await burst(a, r, 2)).toBe(2)
+        await a.flush()
+        expect(await first.sql<{ hits: number }>`select sum(hits)::int as hits from core.rate_counts where rule = ${r.name} and slot >= ${Math.floor(c.now() / 1000) - 1}`)
+          .toEqual([{ hits: 2 }])
+        // A key held back at shutdown is written by the shutdown flush.
+        const other = rule(3)
+        expect((await a.hit(other, 'ip-2')).allowed).toBe(true)
+        await a.flush()
+        expect(await first.sql`select 1 from core.rate_counts where rule = ${other.name}`).toEqual([])
+        await a.close()
+        expect(await first.sql<{ hits: number }>`select hits from core.rate_counts where rule = ${other.name}`).toEqual([{ hits: 1 }])
+        expect(await burst(b, other, 5, 'ip-2')).toBe(2) // its first hit blind (U), then a's one read
+      })
+
+      it('the API rule\'s size (200 a minute): a key is held back for its first H = 4 hits, read past them, then written', async () => {
+        const r = rule(200)
+        const statements: string[] = []
+        const counted: Db = { ...first, sql: (strings, ...values) => (statements.push(strings.join('?')), first.sql(strings, ...values)) }
+        const a = createRateLimiter(counted, clock().now, NO_TIMER)
+        const b = createRateLimiter(second, clock().now, NO_TIMER)
+        for (let i = 0; i < 4; i++) expect((await a.hit(r, 'ip-1')).allowed).toBe(true)
+        await a.flush()
+        expect(statements).toEqual([]) // four hits, none written, none read
+        expect((await a.hit(r, 'ip-1')).allowed).toBe(true)
+        expect(statements).toHaveLength(1) // the fifth reads the key's counts first
+        await a.flush()
+        expect(statements).toHaveLength(2) // and the next flush writes the five
+        // b fills the window to the limit: each process held at most H of it unseen by the other.
+        const admitted = await burst(b, r, 250)
+        await b.flush()
+        expect(admitted).toBe(195)
+        expect(admitted + 5).toBe(r.limit)
+        const other = rule(200)
+        const held = await burst(a, other, 4, 'ip-2') // held back by a
+        expect(held + await burst(b, other, 250, 'ip-2')).toBeLessThanOrEqual(other.limit + 4)
+      })
+
       it('Retry-After: exact for this process\'s hits, never early for another\'s (at most one second late), within the window', async () => {
         const r = rule(3)
         const c = clock()
@@ -368,11 +435,12 @@ for (const target of databaseTargets()) {
         // Now b's own hits (+60, +81 s) and a's (+60 s) fill it: the first to leave is b's at +60 s, exactly.
         expect(await b.hit(r, 'ip-1')).toMatchObject({ allowed: false, retryAfterS: 39 })
 
-        // b's own hit the oldest: it leaves exactly a window after it was made.
-        const mixed = rule(2)
+        // b's own hit the oldest: it leaves exactly a window after it was made. (b's one hit is held back, U: a does
+        // not see it; a's two are written.)
+        const mixed = rule(3)
         expect((await b.hit(mixed, 'ip-1')).allowed).toBe(true)
         c.advance(5)
-        expect((await a.hit(mixed, 'ip-1')).allowed).toBe(true)
+        expect(await burst(a, mixed, 2)).toBe(2)
         await a.flush()
         await b.flush()
         c.advance(5)

@@ -13,8 +13,10 @@
 // - GET /quiz/api/questions/bank: the quiz user check above, then the default first page (50 newest, no filter):
 //   the page's ids with the count of every match in one scan, and the page's rows with the app's own SQL
 //   (QUESTION_ROWS of plugins/quiz/services/bank.ts).
+// BARE_FRAMEWORK=elysia routes the same handlers through a bare Elysia app (below): the framework's ceiling.
 // Reads PORT, HOST, JWT_SECRET, DATA_DIR, DATABASE_URL, DATABASE_POOL_SIZE like the server does (JWT_SECRET must be
 // set: no generated secret here).
+import { Elysia } from 'elysia'
 import { readCookie } from '../../src/auth/cookie'
 import { bearerToken, verifyToken } from '../../src/auth/jwt'
 import { sha256Hex } from '../../src/core/crypto'
@@ -165,17 +167,28 @@ async function clinicalMe(request: Request): Promise<Response> {
   })
 }
 
+const routes: Record<string, (request: Request) => Promise<Response>> = {
+  '/quiz/api/auth/me': quizMe,
+  '/api/auth/me': clinicalMe,
+  '/quiz/api/questions/bank': bankPage,
+  '/api/health': async () => Response.json({ ok: true }),
+}
+
+/**
+ * BARE_FRAMEWORK=elysia: the same handlers as routes of an Elysia app with no hook, plugin or schema (the
+ * framework's own cost per request: its router, its context and its handler chain), served by the same Bun.serve.
+ */
+const framework = process.env.BARE_FRAMEWORK === 'elysia'
+  ? Object.entries(routes).reduce((app, [path, handle]) => app.get(path, ({ request }) => handle(request)), new Elysia())
+  : null
+
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 3001),
   hostname: process.env.HOST ?? '127.0.0.1',
-  async fetch(request) {
-    const path = new URL(request.url).pathname
-    if (path === '/quiz/api/auth/me') return quizMe(request)
-    if (path === '/api/auth/me') return clinicalMe(request)
-    if (path === '/quiz/api/questions/bank') return bankPage(request)
-    if (path === '/api/health') return Response.json({ ok: true })
-    return new Response('Not found', { status: 404 })
-  },
+  fetch: framework?.fetch ?? ((request) => {
+    const handle = routes[new URL(request.url).pathname]
+    return handle ? handle(request) : new Response('Not found', { status: 404 })
+  }),
 })
 
 const stop = async () => {

@@ -15,8 +15,9 @@
 // tenants' load, CPU per request much less.
 //
 //   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
-//                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare,bare-rule TARGETS=pglite,postgres
-//                                (bare-rule: the bare server with the clinical API rate rule, opt-in)
+//                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare,bare-rule,elysia TARGETS=pglite,postgres
+//                                (bare-rule: the bare server with the clinical API rate rule, opt-in;
+//                                elysia: the bare server's handlers routed by a bare Elysia app, opt-in)
 //                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info
 //                                PROFILE_DIR=<dir>: the app writes a CPU profile per start there, bun --cpu-prof-md)
 //
@@ -65,13 +66,14 @@ const READS = ([
 interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: string; env?: Record<string, string> }
 /** The bare server with the clinical API rate rule's work (the app's own limiter): the app / bare+rule column. */
 const BARE_RULE_LABEL = 'bare Bun.serve + API rule'
-const SERVERS: ServerKind[] = [
+const SERVERS = ([
   { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'info' },
   { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'warn' },
   ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, join(dir, 'src/main.ts')], logLevel: 'info' })),
   { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, 'scripts/bench/bare-server.ts'] },
   { key: 'bare-rule', label: BARE_RULE_LABEL, cmd: [process.execPath, 'scripts/bench/bare-server.ts'], env: { BARE_RATE_RULE: '1' } },
-].filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
+  { key: 'elysia', label: 'bare Elysia (no hooks)', cmd: [process.execPath, 'scripts/bench/bare-server.ts'], env: { BARE_FRAMEWORK: 'elysia' } },
+] satisfies ServerKind[] as ServerKind[]).filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
 
 interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number; requests: number }
 
@@ -211,7 +213,7 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   }
   try {
     const tokens: Record<Read['token'], string> = { quiz: '', clinical: '' }
-    const setup = await start(SERVERS.find((s) => !s.key.startsWith('bare'))!)
+    const setup = await start(SERVERS.find((s) => s.cmd.at(-1) === 'src/main.ts' || s.key.startsWith('other:'))!)
     try {
       const account = { email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }
       tokens.quiz = String((await post(setup, '/quiz/api/auth/register', account)).access_token)

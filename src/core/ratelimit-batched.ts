@@ -10,11 +10,18 @@
 // rule's limit spread over its window, for one RATE_FLUSH_MS (1 at least; 1 for 200 a minute). The next flush
 // reads its counts back; a hit past U reads them at once. So no request waits for the database because its client
 // address is new (before, each new address cost a read in the request's path).
+// A key this process has admitted at most H hits of in the window, none of them written, is held back: H = 2% of the
+// rule's limit (U at least; 4 for 200 a minute). A flush neither writes nor reads it, and its hits are decided on
+// this process's own; the hit past H reads its counts at once, and the next flush writes every hit it holds. So a
+// flush costs the keys near enough to their limit to matter, not every client address seen a few times a minute
+// (with a new address every few requests, writing and reading each took the database more CPU than the requests
+// themselves); the shutdown flush writes the held keys too.
 // Tolerance across P processes: in any window a key gets at most `limit`, plus the hits the other processes
 // admitted that this one had not read when it decided: those of the last 2 × RATE_FLUSH_MS and one statement's
 // time for a key it reads at every flush; for a key whose counts are not current, what they admitted since this
-// process last read it, on which it admits at most U hits before reading again. Never more than P × limit. A
-// process killed without its shutdown flush loses the hits it admitted since its last flush.
+// process last read it, on which it admits at most U hits before reading again; and at most H hits of each other
+// process that holds the key back (2% of the limit a process). Never more than P × limit. A process killed without
+// its shutdown flush loses the hits it admitted since its last flush, and those of the keys it held back.
 // The other processes' hits are counted by slot (1 s for a window up to a minute), a slot as long as any of it lies
 // in the window: on that side the window is up to one slot longer, never shorter. Retry-After is exact for this
 // process's hits, up to one slot late for the others', and never above the window.
@@ -71,6 +78,8 @@ const firstSlot = (rule: RateRule, ms: number) => slotOf(rule, ms - rule.windowS
 const keyOf = (rule: RateRule, subject: string) => rateKey(rule.name, subject)
 /** U of the tolerance above: the hits a key whose counts are not current admits before they are read. */
 const unreadHits = (rule: RateRule) => Math.max(1, Math.floor((rule.limit * RATE_FLUSH_MS) / (rule.windowS * 1000)))
+/** H of the hold-back above: the hits of a key a process keeps to itself until the key is written. */
+const heldHits = (rule: RateRule) => Math.max(unreadHits(rule), Math.floor(rule.limit / 50))
 
 const newTally = (rule: RateRule, subject: string, others: Map<number, number>, othersFlush: number, t: number): Tally =>
   ({ rule, subject, hits: [], writing: 0, unwritten: 0, written: null, others, othersFlush, unread: 0, lastMs: t, gone: false })
@@ -250,8 +259,9 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     let load = loading.get(key)
     if (!load) {
       const tally = known ?? newTally(rule, subject, NONE, -1, now())
-      if (tally.unread < unreadHits(rule)) {
-        // Decided on what is known; the hit makes the key active, so the next flush reads its counts back.
+      // Decided on what is known: a key not current for its first U hits (the hit makes it active, so the next flush
+      // reads its counts back), a key held back (never written) for its first H (read once it is written).
+      if (tally.unread < unreadHits(rule) || (tally.written === null && tally.hits.length < heldHits(rule))) {
         tally.unread++
         if (!known) {
           map.set(subject, tally)
@@ -312,17 +322,28 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     }
   }
 
+  /** A shared key of at most H hits here, none written: a flush holds it back (see the top of this file). */
+  const heldBack = (tally: Tally) =>
+    tally.written === null && tally.hits.length <= heldHits(tally.rule) && !isSolo(tally.rule)
+
   /**
    * Writes the hits admitted since the last flush: a solo rule's keys as one row of the solo log, the others' in one
-   * statement that adds them to their slots and reads back the counts of every key hit since the last flush.
+   * statement that adds them to their slots and reads back the counts of every key hit since the last flush, but
+   * for the keys held back. `final` (the shutdown flush) writes every hit not written yet, held back or not.
    */
-  const reconcile = async () => {
+  const reconcile = async (final = false) => {
     reconciling = true
     flushes++
     const t = now()
     pruneSlice(t)
+    if (final) for (const tally of everyTally()) if (tally.unwritten > 0) active.add(tally)
     // A key reset meanwhile is no longer held: nothing of it is written back.
-    const keys = [...active].filter((tally) => !tally.gone)
+    const keys: Tally[] = []
+    for (const tally of active) {
+      if (tally.gone) continue
+      trim(tally, t)
+      if (final || !heldBack(tally)) keys.push(tally)
+    }
     active = new Set()
     if (keys.length === 0) {
       if (held() === 0) stopTimer()
@@ -330,7 +351,6 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       return
     }
     for (const tally of keys) {
-      trim(tally, t)
       tally.writing = tally.unwritten
       tally.unwritten = 0
     }
@@ -447,7 +467,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     keys.forEach((tally, i) => readAt(tally, counts[i]!, flushes))
   }
 
-  const flush = (): Promise<void> => (chain = chain.then(reconcile))
+  const flush = (final = false): Promise<void> => (chain = chain.then(() => reconcile(final)))
 
   return {
     async hit(rule, subject) {
@@ -466,12 +486,12 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
         await appendSoloLog(db, s, [[rule.name, subject, s, 0]], SOLO_LOOKBACK_S)
       }
     },
-    flush,
+    flush: () => flush(),
     held,
     async close() {
       closed = true
       stopTimer()
-      await flush()
+      await flush(true)
     },
   }
 }
