@@ -20,18 +20,15 @@ import { Elysia } from 'elysia'
 import { readCookie } from '../../src/auth/cookie'
 import { bearerToken, verifyToken } from '../../src/auth/jwt'
 import { sha256Hex } from '../../src/core/crypto'
-import { openDb } from '../../src/core/db'
-import { createRateLimiter } from '../../src/core/ratelimit'
+import { openDb, type Db } from '../../src/core/db'
+import { createRateLimiter, type RateLimiter } from '../../src/core/ratelimit'
 import { QUESTION_ROWS } from '../../plugins/quiz/services/bank'
 import { CLINICAL_API_RATE_RULE } from '../../plugins/clinical/envelope'
 
-const secret = process.env.JWT_SECRET
-if (!secret) throw new Error('JWT_SECRET must be set')
-const db = await openDb({
-  url: process.env.DATABASE_URL || null,
-  dataDir: process.env.DATA_DIR ?? './data',
-  poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10),
-})
+// One bare server a process (openBare sets these).
+let secret = ''
+let db: Db
+let rateLimit: RateLimiter | null = null
 
 // ---- quiz -------------------------------------------------------------------------------------------------
 
@@ -111,16 +108,15 @@ const SESSION_TOUCH_THROTTLE_MS = 10 * 60 * 1000
 const clinicalUnauthorized = (error: string) =>
   Response.json({ success: false, error }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
 
-const rateLimit = process.env.BARE_RATE_RULE === '1' ? createRateLimiter(db, Date.now, { solo: db.kind === 'pglite' }) : null
 /** TRUST_PROXY=1: the address the one trusted proxy appended, else the socket's (the bench always sends one). */
 const clientAddress = (request: Request) => request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim() || '127.0.0.1'
 
 let apiCalls = new Map<number, number>()
-setInterval(async () => {
+async function storeApiCalls() {
   const batch = apiCalls
   apiCalls = new Map()
   for (const [userId, n] of batch) await db.sql`update clinical.users set api_calls = api_calls + ${n} where id = ${userId}`
-}, 5_000).unref()
+}
 
 async function clinicalMe(request: Request): Promise<Response> {
   if (rateLimit) {
@@ -174,28 +170,45 @@ const routes: Record<string, (request: Request) => Promise<Response>> = {
   '/api/health': async () => Response.json({ ok: true }),
 }
 
-/**
- * BARE_FRAMEWORK=elysia: the same handlers as routes of an Elysia app with no hook, plugin or schema (the
- * framework's own cost per request: its router, its context and its handler chain), served by the same Bun.serve.
- */
-const framework = process.env.BARE_FRAMEWORK === 'elysia'
-  ? Object.entries(routes).reduce((app, [path, handle]) => app.get(path, ({ request }) => handle(request)), new Elysia())
-  : null
-
-const server = Bun.serve({
-  port: Number(process.env.PORT ?? 3001),
-  hostname: process.env.HOST ?? '127.0.0.1',
-  fetch: framework?.fetch ?? ((request) => {
-    const handle = routes[new URL(request.url).pathname]
-    return handle ? handle(request) : new Response('Not found', { status: 404 })
-  }),
-})
-
-const stop = async () => {
-  await server.stop()
-  await rateLimit?.close()
-  await db.close()
-  process.exit(0)
+export interface Bare {
+  fetch(request: Request): Promise<Response>
+  close(): Promise<void>
 }
-process.on('SIGTERM', () => void stop())
-process.on('SIGINT', () => void stop())
+
+/** Opens the bare server's database and answers its fetch (once a process); scripts/bench/in-process.ts drives it too. */
+export async function openBare(env: Record<string, string | undefined> = process.env): Promise<Bare> {
+  if (!env.JWT_SECRET) throw new Error('JWT_SECRET must be set')
+  secret = env.JWT_SECRET
+  db = await openDb({ url: env.DATABASE_URL || null, dataDir: env.DATA_DIR ?? './data', poolSize: Number(env.DATABASE_POOL_SIZE ?? 10) })
+  rateLimit = env.BARE_RATE_RULE === '1' ? createRateLimiter(db, Date.now, { solo: db.kind === 'pglite' }) : null
+  const timer = setInterval(() => void storeApiCalls(), 5_000)
+  timer.unref()
+  // BARE_FRAMEWORK=elysia: the same handlers as routes of an Elysia app with no hook, plugin or schema (the
+  // framework's own cost per request: its router, its context and its handler chain).
+  const framework = env.BARE_FRAMEWORK === 'elysia'
+    ? Object.entries(routes).reduce((app, [path, handle]) => app.get(path, ({ request }) => handle(request)), new Elysia())
+    : null
+  return {
+    fetch: framework ? (request) => framework.fetch(request) as Promise<Response> : async (request) => {
+      const handle = routes[new URL(request.url).pathname]
+      return handle ? handle(request) : new Response('Not found', { status: 404 })
+    },
+    async close() {
+      clearInterval(timer)
+      await rateLimit?.close()
+      await db.close()
+    },
+  }
+}
+
+if (import.meta.main) {
+  const bare = await openBare()
+  const server = Bun.serve({ port: Number(process.env.PORT ?? 3001), hostname: process.env.HOST ?? '127.0.0.1', fetch: bare.fetch })
+  const stop = async () => {
+    await server.stop()
+    await bare.close()
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop())
+  process.on('SIGINT', () => void stop())
+}

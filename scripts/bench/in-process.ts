@@ -9,10 +9,16 @@
 // Every app runs at LOG_LEVEL=info; their request lines go to this process's stdout (send it to /dev/null), the
 // figures to stderr. CPU time is the whole process's (every thread: PGlite's too); the PostgreSQL server's is not.
 //
+// On PostgreSQL the bare server of scripts/bench/bare-server.ts answers the same reads on the first tree's database
+// too ("bare": the same database work without the framework; BARE=0 leaves it out, BARE_FRAMEWORK=elysia routes it
+// through a bare Elysia app, BARE_RATE_RULE=1 adds the API rule's work).
+//
 //   bun scripts/bench/in-process.ts > /dev/null   (READS=quiz-me,clinical-me TARGETS=postgres,pglite ROUNDS=6
-//                                                  REQUESTS=30000 per round CONCURRENCY=50 APP_OTHERS=before=<dir>)
+//                                                  REQUESTS=30000 per round CONCURRENCY=50 APP_OTHERS=before=<dir>
+//                                                  BARE=1)
 import { join } from 'node:path'
-import { appOthers, envList as list, freshDataDir, freshServerDatabase, median, ROOT_DIR, serverAvailable } from './support'
+import { openBare } from './bare-server'
+import { appOthers, BENCH_JWT_SECRET, envList as list, freshDataDir, freshServerDatabase, median, ROOT_DIR, serverAvailable } from './support'
 
 const READS = list('READS', 'quiz-me,clinical-me')
 const ROUNDS = Number(process.env.ROUNDS ?? 6)
@@ -21,6 +27,7 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50)
 const TREES = [{ name: 'app', dir: ROOT_DIR }, ...appOthers()]
 
 interface Booted { fetch(request: Request): Promise<Response>; shutdown(): Promise<void> }
+interface Tokens { quiz: string; clinical: string }
 interface Subject { tree: string; read: string; send: (i: number) => Promise<void>; cpuUs: number[] }
 
 const BASE = 'http://127.0.0.1'
@@ -30,15 +37,20 @@ async function bootTree(dir: string, env: Record<string, string | undefined>): P
   return support.bootForBench({ ...env, LOG_LEVEL: 'info', TRUST_PROXY: '1' })
 }
 
-async function subjects(tree: string, app: Booted): Promise<Subject[]> {
+async function register(tree: string, app: Booted): Promise<Tokens> {
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const res = await app.fetch(new Request(BASE + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }))
     if (!res.ok) throw new Error(`${tree}: POST ${path} answered ${res.status}: ${await res.text()}`)
     return res.json() as Promise<Record<string, unknown>>
   }
   const account = { email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }
-  const quizToken = String((await post('/quiz/api/auth/register', account)).access_token)
-  const clinicalToken = String((await post('/api/auth/register', account, { 'x-client': 'mobile' })).token)
+  return {
+    quiz: String((await post('/quiz/api/auth/register', account)).access_token),
+    clinical: String((await post('/api/auth/register', account, { 'x-client': 'mobile' })).token),
+  }
+}
+
+function subjects(tree: string, app: Pick<Booted, 'fetch'>, tokens: Tokens): Subject[] {
   const reader = (path: string, token: string, rotate: boolean) => async (i: number) => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` }
     if (rotate) headers['x-forwarded-for'] = `198.${18 + ((i >> 16) & 1)}.${(i >> 8) & 255}.${i & 255}`
@@ -47,8 +59,8 @@ async function subjects(tree: string, app: Booted): Promise<Subject[]> {
     await res.arrayBuffer()
   }
   const all: Subject[] = [
-    { tree, read: 'quiz-me', send: reader('/quiz/api/auth/me', quizToken, false), cpuUs: [] },
-    { tree, read: 'clinical-me', send: reader('/api/auth/me', clinicalToken, true), cpuUs: [] },
+    { tree, read: 'quiz-me', send: reader('/quiz/api/auth/me', tokens.quiz, false), cpuUs: [] },
+    { tree, read: 'clinical-me', send: reader('/api/auth/me', tokens.clinical, true), cpuUs: [] },
   ]
   return all.filter((s) => READS.includes(s.read))
 }
@@ -69,7 +81,7 @@ async function main() {
   if (targets.includes('postgres') && !(await serverAvailable())) targets.splice(targets.indexOf('postgres'), 1)
   console.error(`in process: ${READS.join(', ')}; ${ROUNDS} rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight; bun ${Bun.version}\n`)
   for (const target of targets) {
-    const apps: Booted[] = []
+    const apps: Array<{ shutdown(): Promise<void> }> = []
     const dbs: Array<{ drop(): Promise<void> }> = []
     const all: Subject[] = []
     try {
@@ -78,7 +90,14 @@ async function main() {
         if (pg) dbs.push(pg)
         const app = await bootTree(tree.dir, { DATABASE_URL: pg?.url, DATA_DIR: freshDataDir('bench-inproc') })
         apps.push(app)
-        all.push(...await subjects(tree.name, app))
+        const tokens = await register(tree.name, app)
+        all.push(...subjects(tree.name, app, tokens))
+        // The bare server on the first tree's database (a PGlite folder is one instance's).
+        if (pg && tree === TREES[0] && process.env.BARE !== '0') {
+          const bare = await openBare({ ...process.env, JWT_SECRET: BENCH_JWT_SECRET, DATABASE_URL: pg.url })
+          apps.push({ shutdown: () => bare.close() })
+          all.push(...subjects('bare', bare, tokens))
+        }
       }
       let offset = 0
       for (const s of all) await measure(s, Math.min(REQUESTS, 5_000), (offset += 5_000)) // warm-up

@@ -37,9 +37,11 @@ export const freshDataDir = (prefix: string) => mkdtempSync(join(tmpdir(), `${pr
  * The whole app booted in this process, as the in-process benchmarks drive it (through `fetch`, or its services):
  * a bench JWT secret and data key, no job workers, warnings only; `env` (DATA_DIR, DATABASE_URL, ...) over that.
  */
+export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789'
+
 export function bootForBench(env: Record<string, string | undefined>): Promise<Booted> {
   const settings = {
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789', DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
+    JWT_SECRET: BENCH_JWT_SECRET, DATA_ENCRYPTION_KEY: '0'.repeat(63) + '1',
     WORKERS: '0', LOG_LEVEL: 'warn', ...env,
   }
   return boot(loadConfig(settings), plugins, { log: createLogger(settings.LOG_LEVEL) })
