@@ -32,20 +32,24 @@ function statusOf(set: StatusSet, responseValue: unknown): number {
   return 200
 }
 
+/** Where a request's start is kept: on Elysia's context, the one object its hooks all get (a WeakMap cost more). */
+const STARTED = Symbol('started')
+type Timed = { [STARTED]?: { at: number; done: (route: string | null, status: number) => void } }
+
 /** Request log and metrics of one service. First in the chain, so it sees every request the app answers. */
 export function observe(core: Core, service: ServiceStyle) {
-  const started = new WeakMap<Request, { at: number; done: (route: string | null, status: number) => void }>()
   // The API log's figures go to the database from here on (once per boot, whichever service comes first).
   core.metrics.apiLog.persist(core)
   const writeLine = requestLineWriter(core.log)
   return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
-    .onRequest(({ request }) => {
-      started.set(request, { at: performance.now(), done: core.metrics.startRequest(service, request.method) })
+    .onRequest((ctx) => {
+      ;(ctx as Timed)[STARTED] = { at: performance.now(), done: core.metrics.startRequest(service, ctx.request.method) }
     })
-    .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
-      const timing = started.get(request)
+    .onAfterResponse({ as: 'global' }, (ctx) => {
+      const { request, route, set, responseValue } = ctx
+      const timing = (ctx as Timed)[STARTED]
       if (!timing) return
-      started.delete(request)
+      ;(ctx as Timed)[STARTED] = undefined
       const status = statusOf(set, responseValue)
       timing.done(route || null, status)
       const path = pathOf(request)
@@ -144,10 +148,11 @@ export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
 /** One rate rule over every request under `prefix` per client address, but for the `exempt` paths (health checks). */
 export function apiRateRule(core: Core, rule: RateRule, prefix: string, exempt: string[] = []) {
   return new Elysia({ name: 'core.rate-rule', seed: `${rule.name}:${core.id}` })
-    .onRequest(async ({ request }) => {
+    // Not an async function: a hit decided from memory (most) passes, or is refused, without a promise.
+    .onRequest(({ request }) => {
       const path = pathOf(request)
       if ((path !== prefix && !path.startsWith(prefix + '/')) || exempt.includes(path)) return
-      await core.rateLimit.consume(rule, core.clientAddress(request))
+      return core.rateLimit.consumeNow(rule, core.clientAddress(request))
     })
 }
 

@@ -71,7 +71,20 @@ export const databaseOptions = (
   vector: config.vectorBackend === 'pgvector',
 })
 
+/**
+ * The text of a template without fragments, by its strings: a tagged template's strings array is the same object
+ * at every call of one call site, so most queries build their text once.
+ */
+const plainTexts = new WeakMap<readonly string[], string>()
+
 export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
+  const plain = !values.some((v) => v instanceof Fragment)
+  const known = plain ? plainTexts.get(strings) : undefined
+  if (known !== undefined) {
+    const i = values.indexOf(undefined)
+    if (i !== -1) throw new TypeError(`undefined passed as SQL parameter after: ${strings[i]!.slice(-60)}`)
+    return { text: known, params: values as unknown[] }
+  }
   const params: unknown[] = []
   let text = ''
   const walk = (ss: readonly string[], vs: readonly unknown[]) => {
@@ -88,6 +101,7 @@ export function compile(strings: readonly string[], values: readonly unknown[]):
     })
   }
   walk(strings, values)
+  if (plain && Object.isFrozen(strings)) plainTexts.set(strings, text)
   return { text, params }
 }
 

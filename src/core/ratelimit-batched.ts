@@ -168,6 +168,8 @@ function decide(tally: Tally, t: number): RateDecision {
 /** The batched counts of one limiter: what its `hit` does for a batched rule, and what it flushes. */
 export interface BatchedCounts {
   hit(rule: RateRule, subject: string): Promise<RateDecision>
+  /** hit, answered at once when the key's counts need no read (most hits). */
+  hitNow(rule: RateRule, subject: string): RateDecision | Promise<RateDecision>
   /** Forgets a key: this process's hits and counts of it, and what the database holds (a solo log marks the reset). */
   reset(rule: RateRule, subject: string): Promise<void>
   flush(): Promise<void>
@@ -255,8 +257,8 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       startTimer()
       return tally
     }
-    const key = keyOf(rule, subject)
-    let load = loading.get(key)
+    // (No key string to build while nothing is being read: most hits.)
+    let load = loading.size === 0 ? undefined : loading.get(keyOf(rule, subject))
     if (!load) {
       const tally = known ?? newTally(rule, subject, NONE, -1, now())
       // Decided on what is known: a key not current for its first U hits (the hit makes it active, so the next flush
@@ -269,6 +271,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
         }
         return tally
       }
+      const key = keyOf(rule, subject)
       load = (async () => {
         const asOf = flushes
         const t = now()
@@ -469,12 +472,19 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
 
   const flush = (final = false): Promise<void> => (chain = chain.then(() => reconcile(final)))
 
+  const record = (tally: Tally) => {
+    active.add(tally)
+    return decide(tally, now())
+  }
+  const hitNow = (rule: RateRule, subject: string) => {
+    const found = tallyOf(rule, subject)
+    return found instanceof Promise ? found.then(record) : record(found)
+  }
+
   return {
+    hitNow,
     async hit(rule, subject) {
-      const found = tallyOf(rule, subject)
-      const tally = found instanceof Promise ? await found : found
-      active.add(tally)
-      return decide(tally, now())
+      return hitNow(rule, subject)
     },
     async reset(rule, subject) {
       const tally = tallyMap(rule).get(subject)

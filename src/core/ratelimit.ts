@@ -40,6 +40,11 @@ export interface RateLimiter {
   hit(rule: RateRule, subject: string): Promise<RateDecision>
   /** Records one hit, or throws 429 (with Retry-After) when over the rule. */
   consume(rule: RateRule, subject: string): Promise<void>
+  /**
+   * consume for a check on every request: a batched rule's hit decided from memory returns (or throws the 429) at
+   * once, without a promise; anything else answers consume's promise.
+   */
+  consumeNow(rule: RateRule, subject: string): void | Promise<void>
   /** Forgets a subject's hits (a batched rule: the database's and this process's; other processes keep their own). */
   reset(rule: RateRule, subject: string): Promise<void>
   /** Deletes hits older than any rule's window. */
@@ -86,6 +91,11 @@ function hitStrict(db: Db, rule: RateRule, subject: string, t: number): Promise<
   })
 }
 
+/** The 429 (with Retry-After) of a hit the rule refused. */
+function refuseOver(rule: RateRule, decision: RateDecision): void {
+  if (!decision.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', decision.retryAfterS)
+}
+
 export function createRateLimiter(db: Db, now: () => number = Date.now, opts: RateLimiterOptions = {}): RateLimiter {
   const batched = createBatchedCounts(db, now, opts)
   const over = (db: Db): RateLimiter => {
@@ -94,8 +104,12 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, opts: Ra
         return rule.mode === 'batched' ? batched.hit(rule, subject) : hitStrict(db, rule, subject, now())
       },
       async consume(rule, subject) {
-        const d = await limiter.hit(rule, subject)
-        if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
+        refuseOver(rule, await limiter.hit(rule, subject))
+      },
+      consumeNow(rule, subject) {
+        if (rule.mode !== 'batched') return limiter.consume(rule, subject)
+        const d = batched.hitNow(rule, subject)
+        return d instanceof Promise ? d.then((decided) => refuseOver(rule, decided)) : refuseOver(rule, d)
       },
       async reset(rule, subject) {
         await batched.reset(rule, subject)

@@ -86,6 +86,7 @@ export function createLibraryRateLimiter(db: Db): RateLimiter {
       const d = await limiter.hit(rule, subject)
       if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
     },
+    consumeNow: (rule, subject) => limiter.consume(rule, subject), // every hit is a database round trip
     async reset(rule, subject) {
       await limiterOf(rule).delete(subject)
     },
