@@ -68,7 +68,7 @@ for (const target of databaseTargets()) {
       })
 
       it('a flush writes and reads back only the keys hit since the last one; a key not current is read at the next flush, or at once past its first hit', async () => {
-        const r = rule(5) // U = 1: a key hit once here, none of it written, is held back
+        const r = rule(5) // H = U = 1: a key hit once here, none of it written, is held back
         const statements: Array<{ text: string; keys: number }> = []
         const counted: Db = {
           ...first,
@@ -84,7 +84,7 @@ for (const target of databaseTargets()) {
         expect(statements).toEqual([]) // a new key's first hit waits for no read
         await a.flush()
         expect(statements).toEqual([]) // each was hit once: held back, neither written nor read
-        // A held key's next hit is past U: it reads the counts at once; the next flush writes it and reads it back.
+        // A held key's next hit is past H: it reads the counts at once; the next flush writes it and reads it back.
         await Promise.all(Array.from({ length: 100 }, (_, i) => a.hit(r, `addr-${i}`)))
         expect(statements).toHaveLength(100)
         statements.length = 0
@@ -255,7 +255,7 @@ for (const target of databaseTargets()) {
         const a = createRateLimiter(first, c.now, NO_TIMER)
         const b = createRateLimiter(second, c.now, NO_TIMER)
         // Both know the key before either writes more: each is blind to the other's hits until a flush. (Two hits
-        // each: a key hit once here, U, would be held back and not written.)
+        // each: a key hit once here, H, would be held back and not written.)
         await burst(a, r, 2)
         await burst(b, r, 2)
         await a.flush()
@@ -344,8 +344,8 @@ for (const target of databaseTargets()) {
         expect(await burst(createRateLimiter(second, c.now, NO_TIMER), closing, 10)).toBe(6)
       })
 
-      it('a key hit at most U times here, none written, is held back: the other process admits U more at most; the shutdown flush writes it', async () => {
-        const r = rule(3) // U = 1
+      it('a key hit at most H times here, none written, is held back: the other process admits H more at most; the shutdown flush writes it', async () => {
+        const r = rule(3) // H = U = 1
         const c = clock()
         const statements: string[] = []
         const counted: Db = { ...first, sql: (strings, ...values) => (statements.push(strings.join('?')), first.sql(strings, ...values)) }
@@ -355,7 +355,7 @@ for (const target of databaseTargets()) {
         await a.flush()
         expect(statements).toEqual([])
         expect(await first.sql`select 1 from core.rate_counts where rule = ${r.name}`).toEqual([])
-        // b cannot see a's held hit: it admits the limit, one over in all (the stated tolerance: U per other process).
+        // b cannot see a's held hit: it admits the limit, one over in all (the stated tolerance: H per other process).
         expect(await burst(b, r, 5)).toBe(3)
         await b.flush()
         // a's next hit reads at once and sees b's 3: refused. A refusal is no hit: a still holds one, held back.
@@ -364,7 +364,7 @@ for (const target of databaseTargets()) {
         await a.flush()
         expect(await first.sql<{ hits: number }>`select sum(hits)::int as hits from core.rate_counts where rule = ${r.name}`)
           .toEqual([{ hits: 3 }])
-        // Past U hits here, the key is written.
+        // Past H hits here, the key is written.
         c.advance(WINDOW_S + 1)
         expect(await burst(a, r, 2)).toBe(2)
         await a.flush()
@@ -435,7 +435,7 @@ for (const target of databaseTargets()) {
         // Now b's own hits (+60, +81 s) and a's (+60 s) fill it: the first to leave is b's at +60 s, exactly.
         expect(await b.hit(r, 'ip-1')).toMatchObject({ allowed: false, retryAfterS: 39 })
 
-        // b's own hit the oldest: it leaves exactly a window after it was made. (b's one hit is held back, U: a does
+        // b's own hit the oldest: it leaves exactly a window after it was made. (b's one hit is held back, H: a does
         // not see it; a's two are written.)
         const mixed = rule(3)
         expect((await b.hit(mixed, 'ip-1')).allowed).toBe(true)
