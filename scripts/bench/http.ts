@@ -213,7 +213,7 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   }
   try {
     const tokens: Record<Read['token'], string> = { quiz: '', clinical: '' }
-    const setup = await start(SERVERS.find((s) => s.cmd.at(-1) === 'src/main.ts' || s.key.startsWith('other:'))!)
+    const setup = await start(SERVERS.find((s) => s.cmd.at(-1)!.endsWith('src/main.ts'))!)
     try {
       const account = { email: 'bench@example.test', password: 'bench-password-1', name: 'Bench' }
       tokens.quiz = String((await post(setup, '/quiz/api/auth/register', account)).access_token)

@@ -91,8 +91,8 @@ function hitStrict(db: Db, rule: RateRule, subject: string, t: number): Promise<
   })
 }
 
-/** The 429 (with Retry-After) of a hit the rule refused. */
-function refuseOver(rule: RateRule, decision: RateDecision): void {
+/** The 429 (with Retry-After) of a hit the rule refused: what `consume` throws. */
+export function refuseOver(rule: RateRule, decision: RateDecision): void {
   if (!decision.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', decision.retryAfterS)
 }
 

@@ -13,9 +13,8 @@ import { join } from 'node:path'
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible'
 import { ROOT_DIR } from '../../src/app'
 import { openDb, type Db } from '../../src/core/db'
-import { HttpError } from '../../src/core/errors'
 import { migrate } from '../../src/core/migrate'
-import type { RateDecision, RateLimiter, RateRule } from '../../src/core/ratelimit'
+import { refuseOver, type RateDecision, type RateLimiter, type RateRule } from '../../src/core/ratelimit'
 import { freshServerDatabase, openCoreDb, type DatabaseTarget } from './app'
 
 /** Where the library keeps its rows: its own table, created by its own `CREATE TABLE IF NOT EXISTS`. */
@@ -83,8 +82,7 @@ export function createLibraryRateLimiter(db: Db): RateLimiter {
       }
     },
     async consume(rule, subject) {
-      const d = await limiter.hit(rule, subject)
-      if (!d.allowed) throw HttpError.tooManyRequests('rate_limited', rule.message ?? 'Too many requests, try again later', d.retryAfterS)
+      refuseOver(rule, await limiter.hit(rule, subject))
     },
     consumeNow: (rule, subject) => limiter.consume(rule, subject), // every hit is a database round trip
     async reset(rule, subject) {
