@@ -5,7 +5,9 @@
 // reads in interleaved rounds, so a change is measured against the tree before it under the same load.
 // - quiz me: GET /quiz/api/auth/me with a quiz Bearer token;
 // - clinical me: GET /api/auth/me with a clinical (mobile) Bearer token, each request from the next address of
-//   198.18.0.0/15 (X-Forwarded-For, TRUST_PROXY=1), so the API rate rule counts every request and refuses none.
+//   198.18.0.0/15 (X-Forwarded-For, TRUST_PROXY=1), so the API rate rule counts every request and refuses none;
+// - bank: GET /quiz/api/questions/bank, the default first page (50 of BANK_QUESTIONS seeded questions, with their
+//   source quiz, category and tags), the quiz token; a twentieth of REQUESTS a round (each costs some 20 times more).
 // Every app runs at LOG_LEVEL=info; their request lines go to this process's stdout (send it to /dev/null), the
 // figures to stderr. CPU time is the whole process's (every thread: PGlite's too); the PostgreSQL server's is not.
 //
@@ -13,22 +15,24 @@
 // too ("bare": the same database work without the framework; BARE=0 leaves it out, BARE_FRAMEWORK=elysia routes it
 // through a bare Elysia app, BARE_RATE_RULE=1 adds the API rule's work).
 //
-//   bun scripts/bench/in-process.ts > /dev/null   (READS=quiz-me,clinical-me TARGETS=postgres,pglite ROUNDS=6
+//   bun scripts/bench/in-process.ts > /dev/null   (READS=quiz-me,clinical-me,bank BANK_QUESTIONS=500 TARGETS=postgres,pglite ROUNDS=6
 //                                                  REQUESTS=30000 per round CONCURRENCY=50 APP_OTHERS=before=<dir>
 //                                                  BARE=1)
 import { join } from 'node:path'
 import { openBare } from './bare-server'
-import { appOthers, BENCH_JWT_SECRET, envList as list, freshDataDir, freshServerDatabase, median, ROOT_DIR, serverAvailable } from './support'
+import type { Db } from '../../src/core/db'
+import { appOthers, BENCH_JWT_SECRET, envList as list, freshDataDir, freshServerDatabase, median, ROOT_DIR, seedBank, serverAvailable } from './support'
 
-const READS = list('READS', 'quiz-me,clinical-me')
+const READS = list('READS', 'quiz-me,clinical-me,bank')
+const BANK_QUESTIONS = Number(process.env.BANK_QUESTIONS ?? 500)
 const ROUNDS = Number(process.env.ROUNDS ?? 6)
 const REQUESTS = Number(process.env.REQUESTS ?? 30_000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50)
 const TREES = [{ name: 'app', dir: ROOT_DIR }, ...appOthers()]
 
-interface Booted { fetch(request: Request): Promise<Response>; shutdown(): Promise<void> }
+interface Booted { fetch(request: Request): Promise<Response>; shutdown(): Promise<void>; core: { db: Db } }
 interface Tokens { quiz: string; clinical: string }
-interface Subject { tree: string; read: string; send: (i: number) => Promise<void>; cpuUs: number[] }
+interface Subject { tree: string; read: string; send: (i: number) => Promise<void>; cpuUs: number[]; share: number }
 
 const BASE = 'http://127.0.0.1'
 
@@ -59,8 +63,9 @@ function subjects(tree: string, app: Pick<Booted, 'fetch'>, tokens: Tokens): Sub
     await res.arrayBuffer()
   }
   const all: Subject[] = [
-    { tree, read: 'quiz-me', send: reader('/quiz/api/auth/me', tokens.quiz, false), cpuUs: [] },
-    { tree, read: 'clinical-me', send: reader('/api/auth/me', tokens.clinical, true), cpuUs: [] },
+    { tree, read: 'quiz-me', send: reader('/quiz/api/auth/me', tokens.quiz, false), cpuUs: [], share: 1 },
+    { tree, read: 'clinical-me', send: reader('/api/auth/me', tokens.clinical, true), cpuUs: [], share: 1 },
+    { tree, read: 'bank', send: reader('/quiz/api/questions/bank', tokens.quiz, false), cpuUs: [], share: 1 / 20 },
   ]
   return all.filter((s) => READS.includes(s.read))
 }
@@ -91,6 +96,7 @@ async function main() {
         const app = await bootTree(tree.dir, { DATABASE_URL: pg?.url, DATA_DIR: freshDataDir('bench-inproc') })
         apps.push(app)
         const tokens = await register(tree.name, app)
+        if (READS.includes('bank')) await seedBank(app.core.db, BANK_QUESTIONS)
         all.push(...subjects(tree.name, app, tokens))
         // The bare server on the first tree's database (a PGlite folder is one instance's).
         if (pg && tree === TREES[0] && process.env.BARE !== '0') {
@@ -100,11 +106,11 @@ async function main() {
         }
       }
       let offset = 0
-      for (const s of all) await measure(s, Math.min(REQUESTS, 5_000), (offset += 5_000)) // warm-up
+      for (const s of all) await measure(s, Math.ceil(Math.min(REQUESTS, 5_000) * s.share), (offset += 5_000)) // warm-up
       for (let round = 0; round < ROUNDS; round++) {
         // a rotating order, so no tree always runs after the same one
         const order = all.map((_, i) => all[(i + round) % all.length]!)
-        for (const s of order) s.cpuUs.push(await measure(s, REQUESTS, (offset += REQUESTS)))
+        for (const s of order) s.cpuUs.push(await measure(s, Math.ceil(REQUESTS * s.share), (offset += REQUESTS)))
       }
     } finally {
       for (const app of apps) await app.shutdown()

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { boot, type Booted } from '../../src/app'
 import { loadConfig } from '../../src/config'
+import type { Db } from '../../src/core/db'
 import { createLogger } from '../../src/core/log'
 import { plugins } from '../../plugins'
 import { createThrowawayDatabase } from '../../test/support/database'
@@ -176,3 +177,26 @@ export const appOthers = () => envList('APP_OTHERS', '').map((entry) => {
   if (at <= 0 || at === entry.length - 1) throw new Error(`APP_OTHERS entries are name=dir, not "${entry}"`)
   return { name: entry.slice(0, at), dir: entry.slice(at + 1) }
 })
+
+/** The bank's content: categories, quizzes (one unpublished), questions with a source quiz and two tags each. */
+export async function seedBank(db: Db, questions: number) {
+  const [user] = await db.sql<{ id: number }>`select id from quiz.users where email = 'bench@example.test'`
+  await db.sql`insert into quiz.question_categories (name) select 'Category ' || g from generate_series(1, 4) g`
+  await db.sql`insert into quiz.quizzes (user_id, title, mode, is_published)
+    select ${user!.id}, 'Quiz ' || g, 'learning', g <> 5 from generate_series(1, 5) g`
+  await db.sql`insert into quiz.tags (kind, name)
+    select (array['subject', 'disease', 'keyword'])[1 + g % 3], 'Tag ' || g from generate_series(1, 12) g`
+  await db.sql`insert into quiz.questions (question_text, options, correct_answer, explanation, question_category_id, source_quiz_id)
+    select 'Question ' || g || ': which of these fits ' || md5(g::text) || '?',
+      jsonb_build_array('alpha ' || g, 'beta ' || g, 'gamma ' || g, 'delta ' || g), 'beta ' || g,
+      'Because ' || md5((g * 7)::text) || ' ' || md5((g * 11)::text),
+      case when g % 5 = 0 then null else (select id from quiz.question_categories order by id offset g % 4 limit 1) end,
+      case when g % 3 = 0 then null else (select id from quiz.quizzes order by id offset g % 5 limit 1) end
+    from generate_series(1, ${questions}) g`
+  await db.sql`insert into quiz.quiz_questions (quiz_id, question_id, position)
+    select z.id, q.id, row_number() over (partition by z.id order by q.id) from quiz.quizzes z join quiz.questions q on q.id % 5 = z.id % 5`
+  await db.sql`insert into quiz.question_tags (question_id, tag_id) select q.id, t.id from quiz.questions q join quiz.tags t on t.id % 6 = q.id % 6`
+  for (const table of ['questions', 'quizzes', 'quiz_questions', 'question_tags', 'tags', 'question_categories']) {
+    await db.exec(`analyze quiz.${table}`)
+  }
+}
