@@ -15,7 +15,7 @@ import { requestPath } from './core/request-url'
 import { withTimeout } from './core/timeout'
 import { createJobs, type JobsOptions } from './core/jobs'
 import { createKv } from './core/kv'
-import { createLogger, type Logger } from './core/log'
+import { createLogger, requestLineWriter, type Logger } from './core/log'
 import { createMailer, storedSmtpSettings } from './core/mail'
 import { createMetrics } from './core/metrics'
 import { migrate } from './core/migrate'
@@ -167,6 +167,21 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     }
   }
 
+  // A request Elysia never sees (the Host header cannot be part of a URL) is still a request: logged and counted.
+  const writeLine = requestLineWriter(log)
+  const refuseBadHost = (request: Request, service: ServiceStyle, socket: (() => string | undefined) | null): Response => {
+    const started = performance.now()
+    const done = core.metrics.startRequest(service, request.method)
+    rememberSocketAddress(request, socket)
+    const response = badHost(service, request)
+    done(null, 400)
+    writeLine?.({
+      service, method: request.method, path: request.url.split(/[?#]/, 1)[0] || '/', route: null, status: 400,
+      ms: Math.round((performance.now() - started) * 10) / 10, ip: core.clientAddress(request),
+    })
+    return response
+  }
+
   return {
     core,
     quiz,
@@ -176,13 +191,13 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     fetch(request, server) {
       const path = requestPath(request.url)
       const service = isQuizPath(path ?? request.url) ? 'quiz' : 'clinical'
-      if (path === null) return Promise.resolve(badHost(service, request))
+      if (path === null) return Promise.resolve(refuseBadHost(request, service, socketOf(server, request)))
       return serve(request, service, socketOf(server, request))
     },
     quizFetch(request, server) {
       const path = requestPath(request.url)
-      if (path === null) return Promise.resolve(badHost('quiz', request))
       const socket = socketOf(server, request)
+      if (path === null) return Promise.resolve(refuseBadHost(request, 'quiz', socket))
       if (!isQuizPath(path)) {
         const url = new URL(request.url)
         url.pathname = config.quizBasePath + url.pathname

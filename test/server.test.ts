@@ -98,9 +98,21 @@ describe('server process', () => {
       expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
       expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual(body)
     }
-    const quiz = await rawRequest(quizPort, 'GET /api/auth/me HTTP/1.1\r\nHost: user@h')
+    const quiz = await rawRequest(quizPort, 'GET /api/auth/me?token=secret-in-bad-host HTTP/1.1\r\nHost: user@h')
     expect(quiz.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
     expect(quiz).toContain('"detail":"Bad Request: the Host header is not a valid host"')
+    // Logged like any request (its path without the query) and counted in the metrics, though Elysia never saw it.
+    await Bun.sleep(200)
+    const lines = output.split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('"status":400') && l.includes('"route":null'))
+    expect(lines.map((l) => JSON.parse(l)).filter((l) => l.path === '/api/auth/me' || l.path === '/quiz/api/auth/me' || l.path === '/api/health'))
+      .toEqual(expect.arrayContaining([
+        expect.objectContaining({ service: 'clinical', method: 'GET', path: '/api/auth/me', ip: '127.0.0.1' }),
+        expect.objectContaining({ service: 'quiz', path: '/quiz/api/auth/me' }),
+        expect.objectContaining({ service: 'quiz', path: '/api/auth/me' }),
+      ]))
+    expect(output).not.toContain('secret-in-bad-host')
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+    expect(metrics).toMatch(/app_ai_http_requests_total\{service="quiz",method="GET",route="unmatched",status="400"\} [1-9]/)
   })
 
   it('logs the socket address of each request (asked for before the response leaves)', async () => {
