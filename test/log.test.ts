@@ -183,4 +183,32 @@ describe('the request line', () => {
     expect(JSON.parse(lines[2]!)).toEqual({ level: 'info', time: 'T', ...odd, msg: 'request' })
     expect(requestLineWriter(quiet)).toBeNull()
   })
+
+  test('carries the time it is written at (to the millisecond, shared by the lines of one millisecond)', async () => {
+    const { batches, buffer } = recorder()
+    const previous = captureLogs(null)
+    let log: Logger
+    try {
+      log = createLogger('info', buffer)
+    } finally {
+      captureLogs(previous)
+    }
+    const write = requestLineWriter(log)!
+    const fields = { service: 'quiz', method: 'GET', path: '/x', route: null, status: 404, ms: 0.2, ip: '203.0.113.9' }
+    const times: Array<{ before: number; after: number }> = []
+    for (let i = 0; i < 3; i++) {
+      const before = Date.now()
+      write(fields)
+      times.push({ before, after: Date.now() })
+      await Bun.sleep(3)
+    }
+    buffer.flush()
+    const written = batches.join('').trim().split('\n').map((l) => Date.parse(JSON.parse(l).time as string))
+    expect(written).toHaveLength(3)
+    written.forEach((t, i) => {
+      expect(t).toBeGreaterThanOrEqual(times[i]!.before)
+      expect(t).toBeLessThanOrEqual(times[i]!.after)
+    })
+    expect(new Set(written).size).toBe(3)
+  })
 })

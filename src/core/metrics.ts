@@ -2,7 +2,7 @@
 // route are labelled route="unmatched" so label values stay bounded. The same request hook also feeds the API
 // log (core.api_metrics, read by the clinical admin's logs): per route and minute, counts and a latency histogram,
 // held in memory and stored in batches, so a request never waits on the database.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { fragment, joinFragments } from './db'
 import type { Core } from '../plugin'
 
@@ -27,13 +27,20 @@ const LATENCY_SLOTS = LATENCY_BOUNDS_MS.length + 1
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 
 export interface ApiLog {
-  /** Adds one answered request to its route's current bucket (memory only). */
-  record(service: string, method: string, route: string, status: number, ms: number): void
+  /**
+   * Adds one answered request to its route's current bucket (memory only). `slot` is its latency slot
+   * (latencySlot(ms)); `cache`, kept by the caller for one service, method and route, lets the next request of it
+   * find its bucket without building the key.
+   */
+  record(service: string, method: string, route: string, status: number, ms: number, slot?: number, cache?: ApiLogCache): void
   /** Starts storing into core.api_metrics every API_LOG_FLUSH_MS and at shutdown; the first call wins. */
   persist(core: Pick<Core, 'db' | 'log' | 'now' | 'onShutdown'>): void
   /** Stores what is held now; never throws (a failed batch is held again for the next flush). */
   flush(): Promise<void>
 }
+
+/** The bucket one service, method and route added to last, while it is still held as it was. */
+export interface ApiLogCache { bucket: Bucket | null; startMs: number; generation: number }
 
 export interface Metrics {
   readonly registry: Registry
@@ -44,31 +51,96 @@ export interface Metrics {
   readonly apiLog: ApiLog
 }
 
+/**
+ * Prometheus' request duration buckets (seconds). Each is one of LATENCY_BOUNDS_MS, so the API log's latency slot
+ * of a request also names its Prometheus bucket.
+ */
+export const DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const
+/** The Prometheus bucket of each latency slot (the last: past every bound, +Inf only). */
+export const BUCKET_OF_SLOT = [...LATENCY_BOUNDS_MS, Infinity].map((ms) => {
+  const i = DURATION_BUCKETS_S.findIndex((s) => s * 1000 >= ms)
+  return i === -1 ? DURATION_BUCKETS_S.length : i
+})
+
+const labelNames = ['service', 'method', 'route', 'status'] as const
+type Labels = Record<(typeof labelNames)[number], string>
+
+/** What one service, method, route and status has answered: counted here, handed to prom-client when scraped. */
+interface Figures {
+  labels: Labels
+  /** Requests since the counter last collected them. */
+  unreported: number
+  /** The duration histogram: counts per DURATION_BUCKETS_S bucket (not cumulative; the last: past every bound). */
+  buckets: number[]
+  sum: number
+  count: number
+  api: ApiLogCache
+}
+
+const DURATION = 'app_ai_http_request_duration_seconds'
+
 export function createMetrics(): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'app_ai_' })
-  const labelNames = ['service', 'method', 'route', 'status'] as const
-  type Labels = Record<(typeof labelNames)[number], string>
-  // The request count and the requests in flight are kept here and handed to prom-client when it is scraped
-  // (`collect`): its per-call label hashing and checks were most of what a request cost the metrics.
-  const counted = new Map<string, { labels: Labels; n: number }>()
+  // Every request's figures are kept in plain maps (service, method, route, status) and handed to prom-client when
+  // it is scraped: its per-call label hashing and checks were most of what a request cost the metrics.
+  const figures = new Map<string, Map<string, Map<string, Map<number, Figures>>>>()
+  const all: Figures[] = []
   const flying = new Map<string, number>()
+  const figuresOf = (service: string, method: string, route: string | null, status: number): Figures => {
+    let byMethod = figures.get(service)
+    if (!byMethod) figures.set(service, (byMethod = new Map()))
+    let byRoute = byMethod.get(method)
+    if (!byRoute) byMethod.set(method, (byRoute = new Map()))
+    const routeKey = route ?? UNMATCHED_ROUTE
+    let byStatus = byRoute.get(routeKey)
+    if (!byStatus) byRoute.set(routeKey, (byStatus = new Map()))
+    let f = byStatus.get(status)
+    if (!f) {
+      f = {
+        labels: { service, method, route: routeKey, status: String(status) }, unreported: 0,
+        buckets: new Array<number>(DURATION_BUCKETS_S.length + 1).fill(0), sum: 0, count: 0,
+        api: { bucket: null, startMs: 0, generation: -1 },
+      }
+      byStatus.set(status, f)
+      all.push(f)
+    }
+    return f
+  }
   new Counter({
     name: 'app_ai_http_requests_total', help: 'HTTP requests', labelNames, registers: [registry],
     collect() {
-      for (const c of counted.values()) {
-        if (c.n > 0) this.inc(c.labels, c.n)
-        c.n = 0
+      for (const f of all) {
+        if (f.unreported > 0) this.inc(f.labels, f.unreported)
+        f.unreported = 0
       }
     },
   })
-  const duration = new Histogram({
-    name: 'app_ai_http_request_duration_seconds',
-    help: 'HTTP request duration in seconds',
-    labelNames,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
-  })
+  // The duration histogram in the shape prom-client's own Histogram hands the registry (cumulative `le` buckets,
+  // then _sum and _count), from the counts above.
+  const help = 'HTTP request duration in seconds'
+  registry.registerMetric({
+    name: DURATION, help, type: 'histogram', aggregator: 'sum',
+    get: async () => ({
+      name: DURATION, help, type: 'histogram', aggregator: 'sum',
+      values: all.filter((f) => f.count > 0).flatMap((f) => {
+        let cumulative = 0
+        return [
+          ...DURATION_BUCKETS_S.map((le, i) => ({ labels: { ...f.labels, le }, value: (cumulative += f.buckets[i]!), metricName: `${DURATION}_bucket` })),
+          { labels: { ...f.labels, le: '+Inf' }, value: f.count, metricName: `${DURATION}_bucket` },
+          { labels: f.labels, value: f.sum, metricName: `${DURATION}_sum` },
+          { labels: f.labels, value: f.count, metricName: `${DURATION}_count` },
+        ]
+      }),
+    }),
+    reset() {
+      for (const f of all) {
+        f.buckets.fill(0)
+        f.sum = 0
+        f.count = 0
+      }
+    },
+  } as unknown as Parameters<Registry['registerMetric']>[0])
   new Gauge({
     name: 'app_ai_http_requests_in_flight', help: 'HTTP requests being served', labelNames: ['service'], registers: [registry],
     collect() {
@@ -83,13 +155,14 @@ export function createMetrics(): Metrics {
       flying.set(service, (flying.get(service) ?? 0) + 1)
       return (route, status) => {
         flying.set(service, flying.get(service)! - 1)
-        const key = `${service}\u0000${method}\u0000${route ?? ''}\u0000${status}`
-        let c = counted.get(key)
-        if (!c) counted.set(key, (c = { labels: { service, method, route: route ?? UNMATCHED_ROUTE, status: String(status) }, n: 0 }))
-        c.n += 1
         const ms = performance.now() - started
-        duration.observe(c.labels, ms / 1000)
-        apiLog.record(service, method, c.labels.route, status, ms)
+        const f = figuresOf(service, method, route, status)
+        const slot = latencySlot(ms)
+        f.unreported += 1
+        f.buckets[BUCKET_OF_SLOT[slot]!]! += 1
+        f.sum += ms / 1000
+        f.count += 1
+        apiLog.record(service, method, f.labels.route, status, ms, slot, f.api)
       }
     },
     render: () => registry.metrics(),
@@ -99,8 +172,9 @@ export function createMetrics(): Metrics {
 
 /** The histogram slot of a latency: the first bound it does not exceed, else the last (overflow) slot. */
 export function latencySlot(ms: number): number {
-  const i = LATENCY_BOUNDS_MS.findIndex((bound) => ms <= bound)
-  return i === -1 ? LATENCY_BOUNDS_MS.length : i
+  let i = 0
+  while (i < LATENCY_BOUNDS_MS.length && !(ms <= LATENCY_BOUNDS_MS[i]!)) i++
+  return i
 }
 
 /**
@@ -149,6 +223,9 @@ function addInto(into: Bucket, from: Bucket) {
 
 function createApiLog(): ApiLog {
   let held = new Map<string, Bucket>()
+  // Changes whenever a held bucket may have left `held` (a drain, an eviction): a cached bucket of another generation
+  // is looked up again.
+  let generation = 0
   let core: Pick<Core, 'db' | 'log' | 'now' | 'onShutdown'> | null = null
   let timer: ReturnType<typeof setTimeout> | null = null
   let chain: Promise<void> = Promise.resolve()
@@ -163,6 +240,7 @@ function createApiLog(): ApiLog {
     for (const oldest of held.keys()) {
       if (held.size <= API_LOG_HELD_MAX) break
       held.delete(oldest)
+      generation++
     }
   }
 
@@ -194,6 +272,7 @@ function createApiLog(): ApiLog {
     if (!target || held.size === 0) return
     const rows = [...held.values()]
     held = new Map()
+    generation++
     for (let i = 0; i < rows.length; i += API_LOG_BATCH_ROWS) {
       const batch = rows.slice(i, i + API_LOG_BATCH_ROWS)
       try {
@@ -216,27 +295,30 @@ function createApiLog(): ApiLog {
   }
 
   return {
-    record(service, method, route, status, ms) {
+    record(service, method, route, status, ms, slot = latencySlot(ms), cache) {
       if (closed) return
       const now = core ? core.now() : Date.now()
       const bucketMs = API_LOG_BUCKET_S * 1000
-      const key = { service, route, method: KNOWN_METHODS.has(method) ? method : 'OTHER', startMs: Math.floor(now / bucketMs) * bucketMs }
+      const startMs = Math.floor(now / bucketMs) * bucketMs
       const clientErrors = status >= 400 && status < 500 ? 1 : 0
       const serverErrors = status >= 500 ? 1 : 0
       const durationMs = Number.isFinite(ms) ? Math.max(0, ms) : 0
       // Most requests add to a bucket already held: counted in place, without a new bucket to merge.
-      const existing = held.get(keyOf(key))
-      if (existing) {
-        existing.requests += 1
-        existing.clientErrors += clientErrors
-        existing.serverErrors += serverErrors
-        existing.durationMs += durationMs
-        existing.latency[latencySlot(ms)]! += 1
-      } else {
-        const latency = new Array<number>(LATENCY_SLOTS).fill(0)
-        latency[latencySlot(ms)] = 1
-        hold({ ...key, requests: 1, clientErrors, serverErrors, durationMs, latency })
+      let existing = cache && cache.generation === generation && cache.startMs === startMs ? cache.bucket : null
+      if (!existing) {
+        const key = { service, route, method: KNOWN_METHODS.has(method) ? method : 'OTHER', startMs }
+        existing = held.get(keyOf(key)) ?? null
+        if (!existing) {
+          hold({ ...key, requests: 0, clientErrors: 0, serverErrors: 0, durationMs: 0, latency: new Array<number>(LATENCY_SLOTS).fill(0) })
+          existing = held.get(keyOf(key))!
+        }
+        if (cache) Object.assign(cache, { bucket: existing, startMs, generation })
       }
+      existing.requests += 1
+      existing.clientErrors += clientErrors
+      existing.serverErrors += serverErrors
+      existing.durationMs += durationMs
+      existing.latency[slot]! += 1
       schedule()
     },
     persist(target) {
