@@ -15,7 +15,7 @@ import { requestPath } from './core/request-url'
 import { withTimeout } from './core/timeout'
 import { createJobs, type JobsOptions } from './core/jobs'
 import { createKv } from './core/kv'
-import { createLogger, requestLineWriter, type Logger } from './core/log'
+import { createLogger, type Logger } from './core/log'
 import { createMailer, storedSmtpSettings } from './core/mail'
 import { createMetrics } from './core/metrics'
 import { migrate } from './core/migrate'
@@ -27,7 +27,7 @@ import { openVectors, type Vectors } from './core/vectors'
 import { openPgVectors, PgvectorUnavailable } from './core/vectors-pg'
 import type { Core, PluginDefinition, UsePlugin } from './plugin'
 import type { BoundSchedule } from './core/schedule'
-import { apiDocs, bodyLimitGate, hardening, observe } from './envelope'
+import { apiDocs, bodyLimitGate, hardening, observe, requestRecorder } from './envelope'
 import { ErrorPage } from '../views/layout'
 import { staticAssets } from '../views/static'
 
@@ -168,17 +168,12 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
   }
 
   // A request Elysia never sees (the Host header cannot be part of a URL) is still a request: logged and counted.
-  const writeLine = requestLineWriter(log)
+  const recorders = { quiz: requestRecorder(core, 'quiz'), clinical: requestRecorder(core, 'clinical') }
   const refuseBadHost = (request: Request, service: ServiceStyle, socket: (() => string | undefined) | null): Response => {
-    const started = performance.now()
-    const done = core.metrics.startRequest(service, request.method)
     rememberSocketAddress(request, socket)
+    const finish = recorders[service](request)
     const response = badHost(service, request)
-    done(null, 400)
-    writeLine?.({
-      service, method: request.method, path: request.url.split(/[?#]/, 1)[0] || '/', route: null, status: 400,
-      ms: Math.round((performance.now() - started) * 10) / 10, ip: core.clientAddress(request),
-    })
+    finish(null, 400)
     return response
   }
 

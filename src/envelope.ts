@@ -32,33 +32,41 @@ function statusOf(set: StatusSet, responseValue: unknown): number {
   return 200
 }
 
-/** Where a request's start is kept: on Elysia's context, the one object its hooks all get (a WeakMap cost more). */
+/** Records one request of a service from its start: its metrics, then its request line (none for static files). */
+export type RequestRecorder = (request: Request) => (route: string | null, status: number) => void
+
+export function requestRecorder(core: Core, service: ServiceStyle): RequestRecorder {
+  const writeLine = requestLineWriter(core.log)
+  return (request) => {
+    const done = core.metrics.startRequest(service, request.method)
+    return (route, status) => {
+      const ms = done(route, status)
+      const path = pathOf(request)
+      if (writeLine && !path.includes('/static/')) {
+        writeLine({ service, method: request.method, path, route, status, ms: Math.round(ms * 10) / 10, ip: core.clientAddress(request) })
+      }
+    }
+  }
+}
+
+/** Where a request's recorder is kept: on Elysia's context, the one object its hooks all get (a WeakMap cost more). */
 const STARTED = Symbol('started')
-type Timed = { [STARTED]?: { at: number; done: (route: string | null, status: number) => void } }
+type Timed = { [STARTED]?: ReturnType<RequestRecorder> }
 
 /** Request log and metrics of one service. First in the chain, so it sees every request the app answers. */
 export function observe(core: Core, service: ServiceStyle) {
   // The API log's figures go to the database from here on (once per boot, whichever service comes first).
   core.metrics.apiLog.persist(core)
-  const writeLine = requestLineWriter(core.log)
+  const record = requestRecorder(core, service)
   return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
     .onRequest((ctx) => {
-      ;(ctx as Timed)[STARTED] = { at: performance.now(), done: core.metrics.startRequest(service, ctx.request.method) }
+      ;(ctx as Timed)[STARTED] = record(ctx.request)
     })
     .onAfterResponse({ as: 'global' }, (ctx) => {
-      const { request, route, set, responseValue } = ctx
-      const timing = (ctx as Timed)[STARTED]
-      if (!timing) return
+      const finish = (ctx as Timed)[STARTED]
+      if (!finish) return
       ;(ctx as Timed)[STARTED] = undefined
-      const status = statusOf(set, responseValue)
-      timing.done(route || null, status)
-      const path = pathOf(request)
-      if (writeLine && !path.includes('/static/')) {
-        writeLine({
-          service, method: request.method, path, route: route || null, status,
-          ms: Math.round((performance.now() - timing.at) * 10) / 10, ip: core.clientAddress(request),
-        })
-      }
+      finish(ctx.route || null, statusOf(ctx.set, ctx.responseValue))
     })
 }
 

@@ -18,4 +18,12 @@ describe('requestPath', () => {
     expect(requestPath('')).toBeNull()
     expect(pathOf(new Request('http://h.example/quiz/api/auth/me?x=1'))).toBe('/quiz/api/auth/me')
   })
+
+  it('pathOf a bare target is the target without its query or fragment (a log line never carries a query)', () => {
+    const bare = (url: string) => ({ url }) as Request
+    expect(pathOf(bare('/api/auth/verify?token=secret'))).toBe('/api/auth/verify')
+    expect(pathOf(bare('/a#b?c'))).toBe('/a')
+    expect(pathOf(bare('?x'))).toBe('/')
+    expect(pathOf(bare('*'))).toBe('*')
+  })
 })

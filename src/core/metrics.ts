@@ -44,8 +44,8 @@ export interface ApiLogCache { bucket: Bucket | null; startMs: number; generatio
 
 export interface Metrics {
   readonly registry: Registry
-  /** Call when a request starts; the returned function records it when the response is ready. */
-  startRequest(service: string, method: string): (route: string | null, status: number) => void
+  /** Call when a request starts; the returned function records it when the response is ready, and answers its duration (ms). */
+  startRequest(service: string, method: string): (route: string | null, status: number) => number
   render(): Promise<string>
   /** The per-route figures behind the admin's API log. */
   readonly apiLog: ApiLog
@@ -163,6 +163,7 @@ export function createMetrics(): Metrics {
         f.sum += ms / 1000
         f.count += 1
         apiLog.record(service, method, f.labels.route, status, ms, slot, f.api)
+        return ms
       }
     },
     render: () => registry.metrics(),

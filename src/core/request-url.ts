@@ -27,5 +27,5 @@ function otherPath(url: string): string | null {
   }
 }
 
-/** The path of a request (see requestPath); a URL that is not absolute is its own path. */
-export const pathOf = (request: Request): string => requestPath(request.url) ?? request.url
+/** The path of a request (see requestPath); of a URL that is not absolute, the text before its query or fragment. */
+export const pathOf = (request: Request): string => requestPath(request.url) ?? (request.url.split(/[?#]/, 1)[0] || '/')
