@@ -1,14 +1,14 @@
 // TypeBox models of spec 3's user administration and registration setting; the OpenAPI docs come from them.
 import { t } from 'elysia'
 import { Role } from '../clinical/exports'
-import { RowId } from '../../src/core/schema'
+import { Int, RowId } from '../../src/core/schema'
 
 /** spec 3, Endpoints: "Path parameter `id` is a number". */
 export const UserIdParams = t.Object({ id: RowId('The user id') })
 
 /** spec 3, Administration objects: User (admin list). */
 export const AdminUser = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   email: t.String(),
   role: Role,

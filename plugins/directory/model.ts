@@ -2,7 +2,7 @@
 // from them. Every limit is named here once; the service checks the rules TypeBox cannot say (blank fields, the
 // type, lengths as 422 with the field named), the same for the API, the pages and every imported entry.
 import { t } from 'elysia'
-import { RowId } from '../../src/core/schema'
+import { Int, RowId } from '../../src/core/schema'
 
 export const ENTRY_TYPES = ['extension', 'pager'] as const
 export type EntryType = (typeof ENTRY_TYPES)[number]
@@ -61,7 +61,7 @@ export interface EntryInput {
 }
 
 export const Entry = t.Object({
-  id: t.Integer(),
+  id: Int(),
   location: t.String(),
   name: t.String(),
   number: t.String(),
@@ -74,7 +74,7 @@ export const Entry = t.Object({
 export type Entry = typeof Entry.static
 
 export const EntryList = t.Object({ success: t.Literal(true), items: t.Array(Entry) })
-export const EntryCreated = t.Object({ success: t.Literal(true), id: t.Integer() })
+export const EntryCreated = t.Object({ success: t.Literal(true), id: Int() })
 
 // ---- export and import -----------------------------------------------------------------------------------------
 
@@ -118,7 +118,7 @@ export const ImportFileBody = t.Object({
 })
 export const ImportFilePreviewBody = t.Object({ file: ImportFileBody.properties.file })
 
-const Count = (description: string) => t.Integer({ minimum: 0, description })
+const Count = (description: string) => Int({ minimum: 0, description })
 
 export const ImportResult = t.Object({
   success: t.Literal(true),
@@ -138,14 +138,14 @@ export const PREVIEW_ACTIONS = ['import', 'restore', 'skip'] as const
 export type PreviewAction = (typeof PREVIEW_ACTIONS)[number]
 
 export const PreviewEntry = t.Object({
-  index: t.Integer({ minimum: 0, description: 'The entry\'s position in the items, from 0' }),
+  index: Int({ minimum: 0, description: 'The entry\'s position in the items, from 0' }),
   status: t.String({
     description: '`new`; `exactActive` (the same as an active entry); `exactTrashed` (the same as a trashed entry); `possible` '
       + '(same location and number, or same number and type, as an active entry); `invalid`',
   }),
   action: t.String({ description: 'What the import with the same options does: `import`, `restore` or `skip`' }),
   entry: t.Nullable(ExportItem, { description: 'The entry as it would be stored; null when invalid' }),
-  matchId: t.Nullable(t.Integer(), { description: 'The id of the entry it duplicates; null when none, or when it duplicates an entry earlier in the same import' }),
+  matchId: t.Nullable(Int(), { description: 'The id of the entry it duplicates; null when none, or when it duplicates an entry earlier in the same import' }),
   error: t.Nullable(t.String(), { description: 'Why it is invalid; null otherwise' }),
 })
 export type PreviewEntry = typeof PreviewEntry.static

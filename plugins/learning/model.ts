@@ -2,7 +2,7 @@
 // slides; the OpenAPI docs come from them. Every limit is named here once; the services enforce the rules TypeBox
 // cannot say (slug shape, known category, at least one correct option, ...).
 import { t } from 'elysia'
-import { RowId } from '../../src/core/schema'
+import { Int, RowId } from '../../src/core/schema'
 
 const Timestamp = (description?: string) => t.String({ format: 'date-time', ...(description ? { description } : {}) })
 
@@ -59,7 +59,7 @@ export const ContentTypeSchema = t.Union([t.Literal('article'), t.Literal('prese
 // ---- categories ----------------------------------------------------------------------------------------
 
 export const Category = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   slug: t.String(),
   description: t.String(),
@@ -67,7 +67,7 @@ export const Category = t.Object({
 export type Category = typeof Category.static
 
 export const CategoryListEntry = t.Composite([Category, t.Object({
-  content_count: t.Integer({ minimum: 0, description: 'Published items in the category' }),
+  content_count: Int({ minimum: 0, description: 'Published items in the category' }),
 })], { title: 'LearningCategoryListEntry' })
 export type CategoryListEntry = typeof CategoryListEntry.static
 
@@ -87,7 +87,7 @@ export type CategoryInput = typeof CategoryInput.static
 // ---- content ---------------------------------------------------------------------------------------------
 
 export const FeedEntry = t.Object({
-  id: t.Integer(),
+  id: Int(),
   title: t.String(),
   slug: t.String(),
   summary: t.String({ description: `The author's summary, or the start of the body as plain text (at most ${SUMMARY_AUTO_CHARS} characters, then …)` }),
@@ -98,9 +98,9 @@ export const FeedEntry = t.Object({
 }, { title: 'LearningFeedEntry' })
 export type FeedEntry = typeof FeedEntry.static
 
-export const ReaderOption = t.Object({ id: t.Integer(), text: t.String() })
+export const ReaderOption = t.Object({ id: Int(), text: t.String() })
 export const ReaderQuestion = t.Object({
-  id: t.Integer(),
+  id: Int(),
   text: t.String(),
   multiple: t.Boolean({ description: 'True when more than one option is correct (all of them must be chosen)' }),
   options: t.Array(ReaderOption),
@@ -109,17 +109,17 @@ export type ReaderQuestion = typeof ReaderQuestion.static
 
 export const Progress = t.Object({
   completed: t.Boolean({ description: 'True once the caller has submitted this content\'s quiz' }),
-  score: t.Nullable(t.Integer(), { description: 'The best score (correct answers), null before the first submission' }),
-  total: t.Nullable(t.Integer(), { description: 'The number of questions of that best submission' }),
-  latest_score: t.Nullable(t.Integer(), { description: 'The latest submission\'s score' }),
-  latest_total: t.Nullable(t.Integer()),
-  attempts: t.Integer({ minimum: 0 }),
+  score: t.Nullable(Int(), { description: 'The best score (correct answers), null before the first submission' }),
+  total: t.Nullable(Int(), { description: 'The number of questions of that best submission' }),
+  latest_score: t.Nullable(Int(), { description: 'The latest submission\'s score' }),
+  latest_total: t.Nullable(Int()),
+  attempts: Int({ minimum: 0 }),
   last_submitted_at: t.Nullable(Timestamp()),
 }, { title: 'LearningProgress' })
 export type Progress = typeof Progress.static
 
 export const ContentRead = t.Object({
-  id: t.Integer(),
+  id: Int(),
   title: t.String(),
   slug: t.String(),
   type: ContentTypeSchema,
@@ -178,9 +178,9 @@ export type SubmitQuizBody = typeof SubmitQuizBody.static
 
 export const QuizResult = t.Object({
   success: t.Literal(true),
-  score: t.Integer({ minimum: 0, description: 'Questions answered correctly' }),
-  total: t.Integer({ minimum: 1, description: 'Questions in the quiz' }),
-  results: t.Array(t.Object({ questionId: t.Integer(), correct: t.Boolean() }), { description: 'One per question, in the quiz\'s order' }),
+  score: Int({ minimum: 0, description: 'Questions answered correctly' }),
+  total: Int({ minimum: 1, description: 'Questions in the quiz' }),
+  results: t.Array(t.Object({ questionId: Int(), correct: t.Boolean() }), { description: 'One per question, in the quiz\'s order' }),
 }, { title: 'LearningQuizResult' })
 export type QuizResult = typeof QuizResult.static
 
@@ -210,46 +210,46 @@ export type SlidesJson = typeof SlidesJson.static
 
 export const IdParams = t.Object({ id: RowId('The category\'s or content\'s id') })
 
-export const Created = t.Object({ success: t.Literal(true), id: t.Integer({ description: 'The new row\'s id' }) }, { title: 'LearningCreated' })
+export const Created = t.Object({ success: t.Literal(true), id: Int({ description: 'The new row\'s id' }) }, { title: 'LearningCreated' })
 
 export const AuthorCategory = t.Composite([Category, t.Object({
-  content_count: t.Integer({ minimum: 0, description: 'Every item in the category, published or not' }),
+  content_count: Int({ minimum: 0, description: 'Every item in the category, published or not' }),
 })], { title: 'LearningAuthorCategory' })
 export type AuthorCategory = typeof AuthorCategory.static
 
 export const AuthorContentListEntry = t.Object({
-  id: t.Integer(),
+  id: Int(),
   title: t.String(),
   slug: t.String(),
   type: ContentTypeSchema,
-  categoryId: t.Integer(),
+  categoryId: Int(),
   category: t.String({ description: 'The category\'s name' }),
   published: t.Boolean(),
-  question_count: t.Integer({ minimum: 0 }),
+  question_count: Int({ minimum: 0 }),
   created_at: Timestamp(),
   updated_at: Timestamp(),
 }, { title: 'LearningAuthorContentListEntry' })
 
 export const AuthorQuestion = t.Object({
-  id: t.Integer(),
+  id: Int(),
   text: t.String(),
-  options: t.Array(t.Object({ id: t.Integer(), text: t.String(), correct: t.Boolean() })),
+  options: t.Array(t.Object({ id: Int(), text: t.String(), correct: t.Boolean() })),
 }, { title: 'LearningAuthorQuestion' })
 
 export const AuthorContentRead = t.Object({
-  id: t.Integer(),
+  id: Int(),
   title: t.String(),
   slug: t.String(),
   type: ContentTypeSchema,
   summary: t.String(),
   body: t.String({ description: 'Markdown' }),
   slides: t.Nullable(t.String({ description: 'The slide deck\'s Marp markdown; null: none (a presentation shows its body)' })),
-  categoryId: t.Integer(),
+  categoryId: Int(),
   category: t.String({ description: 'The category\'s name' }),
   questions: t.Array(AuthorQuestion, { description: 'The quiz with `correct` on every option; ids renumbered on every write' }),
   published: t.Boolean(),
   published_at: t.Nullable(Timestamp('When it was first published')),
-  author_id: t.Nullable(t.Integer({ description: 'The user who created it; null once that account is deleted' })),
+  author_id: t.Nullable(Int({ description: 'The user who created it; null once that account is deleted' })),
   created_at: Timestamp(),
   updated_at: Timestamp(),
 }, { title: 'LearningAuthorContent' })
@@ -303,14 +303,14 @@ export const WebDavEntrySchema = t.Object({
   name: t.String({ description: 'The file or folder name' }),
   path: t.String({ description: 'Its path relative to the server address (`/` and its folders), usable as the next `path` of a folder' }),
   type: t.Union([t.Literal('directory'), t.Literal('file')]),
-  size: t.Integer({ minimum: 0, description: 'Bytes; 0 for a folder' }),
+  size: Int({ minimum: 0, description: 'Bytes; 0 for a folder' }),
   modified: t.Nullable(Timestamp('The last change (ISO 8601), null when the server does not say')),
   mime: t.Nullable(t.String({ description: 'The server\'s content type of a file; null for a folder or when the server does not say' })),
 }, { title: 'LearningWebDavEntry' })
 
 export const LearningStatsSchema = t.Object({
-  totalContent: t.Integer({ minimum: 0, description: 'Content items, published or not' }),
-  totalCategories: t.Integer({ minimum: 0 }),
-  totalQuizSubmissions: t.Integer({ minimum: 0, description: 'Every quiz submission of every reader' }),
+  totalContent: Int({ minimum: 0, description: 'Content items, published or not' }),
+  totalCategories: Int({ minimum: 0 }),
+  totalQuizSubmissions: Int({ minimum: 0, description: 'Every quiz submission of every reader' }),
   averageScore: t.Number({ minimum: 0, maximum: 100, description: 'The mean of the submissions\' scores as a percentage of their questions (0 to 100, one decimal); 0 without submissions' }),
 }, { title: 'LearningStats' })

@@ -1,7 +1,7 @@
 // TypeBox models of spec 3's Configuration: the key-value pairs, the announcement, prompts, mail settings and the
 // AI model entries; the OpenAPI docs come from them. The limits are named here and enforced in services/config.ts.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 import { MODEL_CATEGORY_MAX, MODEL_ID_MAX, MODEL_NAME_MAX, PROMPT_MAX_CHARS } from '../../clinical/exports'
 
 export { ANNOUNCEMENT_TYPES, type AnnouncementType } from '../../clinical/exports'
@@ -74,13 +74,13 @@ export type SmtpBody = typeof SmtpBody.static
 
 const Instant = (description: string) => t.String({ format: 'date-time', description })
 export const OutboxMessage = t.Object({
-  id: t.Integer(),
+  id: Int(),
   to: t.String({ description: 'The recipient\'s full address: admins see every account\'s address, and a lost mail is traced by it' }),
   subject: t.String(),
   status: t.Union([t.Literal('pending'), t.Literal('sent'), t.Literal('failed')], {
     description: 'pending: waiting for its next attempt; failed: given up (a retry sends it again); sent: delivered',
   }),
-  attempts: t.Integer({ description: 'Attempts made so far' }),
+  attempts: Int({ description: 'Attempts made so far' }),
   lastError: t.Nullable(t.String({ description: 'The mail server\'s error of the last attempt, without credentials or link tokens' })),
   nextAttemptAt: t.Nullable(Instant('When a pending message is tried next; null otherwise')),
   createdAt: Instant('When the message was written'),
@@ -91,7 +91,7 @@ export const OutboxMessage = t.Object({
 export type OutboxMessage = typeof OutboxMessage.static
 export const MailOutbox = t.Object({
   success: t.Literal(true),
-  counts: t.Object({ pending: t.Integer(), failed: t.Integer(), sent: t.Integer() }, {
+  counts: t.Object({ pending: Int(), failed: Int(), sent: Int() }, {
     description: 'Messages per status; sent ones are counted until the retention sweep deletes them',
   }),
   messages: t.Array(OutboxMessage, { description: 'Pending and failed messages, the oldest first; never a message\'s body' }),

@@ -3,7 +3,7 @@
 // services/logs.ts.
 import { t } from 'elysia'
 import type { SchemaOptions, TLiteral } from '@sinclair/typebox'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 import { MILESTONE_DOMAINS, SIGN_IN_OUTCOMES, USAGE_SUMMARY_DAYS } from '../../clinical/exports'
 import { API_METRICS_RETENTION_DAYS, USAGE_RETENTION_DAYS } from '../services/logs'
 
@@ -38,15 +38,15 @@ export const UsageQuery = t.Object({
 })
 
 export const UsageSummary = t.Object({
-  days: t.Integer({ description: 'The days covered, up to now' }),
+  days: Int({ description: 'The days covered, up to now' }),
   byModel: t.Array(t.Object({
     model: t.String(),
-    count: t.Integer({ description: 'AI calls, successful or not' }),
+    count: Int({ description: 'AI calls, successful or not' }),
     tokens: t.Number({ description: 'Prompt and answer tokens together, as the gateway reported them' }),
   }), { description: 'The busiest model first' }),
   byEndpoint: t.Array(t.Object({
     endpoint: t.String({ description: 'The API path of the calls, e.g. `/api/generate-soap`' }),
-    count: t.Integer(),
+    count: Int(),
   }), { description: 'The busiest endpoint first' }),
 })
 
@@ -62,10 +62,10 @@ export const AuditQuery = t.Object({
 export type AuditQuery = typeof AuditQuery.static
 
 export const AuditEntry = t.Object({
-  id: t.Integer(),
+  id: Int(),
   at: t.String({ format: 'date-time' }),
   action: t.String({ description: 'e.g. `login`, `login_failed`, `password_changed`, `user_disabled`' }),
-  userId: t.Nullable(t.Integer({ description: 'The user who acted (or tried to); null for an unknown email' })),
+  userId: t.Nullable(Int({ description: 'The user who acted (or tried to); null for an unknown email' })),
   userEmail: t.Nullable(t.String({ description: 'That user\'s current email; null without a user or once deleted' })),
   ip: t.Nullable(t.String({ description: 'The client address' })),
   details: t.String({ description: 'Redacted before it was stored (no emails, phone numbers, birth dates or note text); JSON text or plain text, at most 500 characters' }),
@@ -84,9 +84,9 @@ export type ApiQuery = typeof ApiQuery.static
 export const ApiMetricEntry = t.Object({
   route: t.String({ description: 'The route pattern (e.g. `/api/admin/users/:id`), or `unmatched` for requests no route matched' }),
   method: t.String(),
-  count: t.Integer({ description: 'Requests answered' }),
-  clientErrors: t.Integer({ description: 'Answers with a 4xx status' }),
-  errors: t.Integer({ description: 'Answers with a 5xx status' }),
+  count: Int({ description: 'Requests answered' }),
+  clientErrors: Int({ description: 'Answers with a 4xx status' }),
+  errors: Int({ description: 'Answers with a 5xx status' }),
   errorRate: t.Number({ description: '`errors` / `count`, 0 to 1' }),
   meanMs: t.Number({ description: 'Mean latency in milliseconds' }),
   p50: t.Number({ description: 'Median latency in milliseconds (estimated from a histogram)' }),
@@ -112,9 +112,9 @@ export const AccessQuery = t.Object({
 export type AccessQuery = typeof AccessQuery.static
 
 export const AccessEntry = t.Object({
-  id: t.Integer(),
+  id: Int(),
   at: t.String({ format: 'date-time' }),
-  userId: t.Nullable(t.Integer({ description: 'The account tried; null for an unknown email' })),
+  userId: t.Nullable(Int({ description: 'The account tried; null for an unknown email' })),
   email: t.Nullable(t.String({ description: 'The email as typed, or the account\'s' })),
   name: t.Nullable(t.String({ description: 'The account\'s name; null for an unknown email' })),
   ip: t.Nullable(t.String({ description: 'The client address' })),
@@ -127,16 +127,16 @@ export const AccessEntry = t.Object({
 export type AccessEntry = typeof AccessEntry.static
 
 export const MilestoneObject = t.Object({
-  id: t.Integer(),
-  ageMonths: t.Integer({ description: 'The checklist age in months: 2, 4, 6, 9, 12, 15, 18, 24, 36, 48 or 60' }),
+  id: Int(),
+  ageMonths: Int({ description: 'The checklist age in months: 2, 4, 6, 9, 12, 15, 18, 24, 36, 48 or 60' }),
   ageLabel: t.String({ description: 'The age as said, e.g. `9 months`, `2 years`' }),
   domain: oneOf(MILESTONE_DOMAINS, { description: 'One of the four domains' }),
   domainLabel: t.String({ description: 'e.g. `Social/emotional`' }),
   text: t.String({ description: 'What most children of that age do' }),
-  sort: t.Integer({ description: 'The position in the set: by age, then domain, then the checklist\'s order' }),
+  sort: Int({ description: 'The position in the set: by age, then domain, then the checklist\'s order' }),
 }, { title: 'Milestone' })
 
 export const SeedResult = t.Object({
   success: t.Literal(true),
-  count: t.Integer({ description: 'How many milestones there are after seeding' }),
+  count: Int({ description: 'How many milestones there are after seeding' }),
 })

@@ -1,5 +1,6 @@
 // TypeBox models of spec 2's accounts, sessions and two-factor endpoints; the OpenAPI docs come from them.
 import { t } from 'elysia'
+import { Int } from '../../../src/core/schema'
 
 // spec 2: password composition rules are not shown; NIST SP 800-63B's floor of 8 characters, and a ceiling
 // that keeps hashing bounded. Weak but allowed passwords get a `passwordWarning`.
@@ -25,7 +26,7 @@ const PasswordWarning = t.Optional(t.String({ description: 'Present when the new
 
 /** The user object of login and register responses (spec 2). */
 export const SessionUser = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   email: t.String(),
   role: Role,
@@ -125,4 +126,4 @@ export const BackupCodesResponse = t.Object({
   backupCodes: t.Array(t.String(), { description: '10 one-time codes XXXXX-XXXXX; shown once, stored hashed' }),
 })
 export const PasswordBody = t.Object({ password: AnyPassword })
-export const BackupCodeCount = t.Object({ success: t.Literal(true), remaining: t.Integer({ minimum: 0 }) })
+export const BackupCodeCount = t.Object({ success: t.Literal(true), remaining: Int({ minimum: 0 }) })

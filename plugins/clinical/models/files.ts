@@ -1,7 +1,7 @@
 // TypeBox models of the clinical documents (upload, list, signed download) and the WebDAV file-sync export;
 // the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 
 /** spec 2, limits: a document upload is at most 10 MB. */
 export const DOCUMENT_MAX_BYTES = 10 * 1024 * 1024
@@ -27,15 +27,15 @@ export type UploadBody = typeof UploadBody.static
 
 export const UploadResponse = t.Object({
   success: t.Literal(true),
-  id: t.Integer(),
+  id: Int(),
   filename: t.String({ description: 'The name the file was uploaded with, without any folder part' }),
 })
 
 export const StoredDocument = t.Object({
-  id: t.Integer(),
+  id: Int(),
   filename: t.String(),
   mime_type: t.String({ description: 'The type of the file\'s extension, e.g. application/pdf' }),
-  size_bytes: t.Integer({ minimum: 1 }),
+  size_bytes: Int({ minimum: 1 }),
   description: t.String({ description: 'Empty when none was given' }),
   created_at: t.String({ format: 'date-time' }),
 })

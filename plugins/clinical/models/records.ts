@@ -1,7 +1,7 @@
 // TypeBox models of the clinician's records: saved encounters, memories and audio backups; the OpenAPI docs
 // come from them. The limits are named here, once; the services enforce the rules TypeBox cannot say.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 
 const Timestamp = (description?: string) => t.String({ format: 'date-time', ...(description ? { description } : {}) })
 
@@ -39,11 +39,11 @@ const EncType = t.String({
 })
 
 export const EncounterListing = t.Object({
-  id: t.Integer(),
+  id: Int(),
   label: t.String(),
   enc_type: t.String(),
   status: Status,
-  version: t.Integer({ minimum: 1 }),
+  version: Int({ minimum: 1 }),
   transcript_preview: t.String({ description: `The transcript's first ${PREVIEW_CHARS} characters (white space collapsed), with … when cut` }),
   note_preview: t.String({ description: `The note's first ${PREVIEW_CHARS} characters (white space collapsed), with … when cut` }),
   created_at: Timestamp(),
@@ -54,11 +54,11 @@ export type EncounterListing = typeof EncounterListing.static
 export const EncounterList = t.Object({ success: t.Literal(true), encounters: t.Array(EncounterListing) })
 
 export const Encounter = t.Object({
-  id: t.Integer(),
+  id: Int(),
   label: t.String(),
   enc_type: t.String(),
   status: Status,
-  version: t.Integer({ minimum: 1, description: 'Send it back as expected_version when saving' }),
+  version: Int({ minimum: 1, description: 'Send it back as expected_version when saving' }),
   transcript: t.String(),
   generated_note: t.String(),
   partial_data: t.Nullable(t.String({ description: 'The saved partial_data object as a JSON string' }), { description: 'null when none was saved' }),
@@ -92,8 +92,8 @@ export type SaveEncounterBody = typeof SaveEncounterBody.static
 
 export const SaveEncounterResponse = t.Object({
   success: t.Literal(true),
-  id: t.Integer(),
-  version: t.Integer({ minimum: 1, description: 'The encounter\'s version after this save' }),
+  id: Int(),
+  version: Int({ minimum: 1, description: 'The encounter\'s version after this save' }),
 })
 
 // ---- memories -------------------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ export const MemoryBody = t.Object({
 export type MemoryBody = typeof MemoryBody.static
 
 export const Memory = t.Object({
-  id: t.Integer(),
+  id: Int(),
   category: t.String(),
   name: t.String(),
   content: t.String(),
@@ -135,9 +135,9 @@ export type Memory = typeof Memory.static
 export const MemoryList = t.Object({ success: t.Literal(true), memories: t.Array(Memory, { maxItems: MEMORY_LIST_MAX }) })
 export const MemoryCreated = t.Object({
   success: t.Literal(true),
-  id: t.Integer(),
-  originalSize: t.Integer({ description: 'Bytes of the content (UTF-8)' }),
-  compressedSize: t.Integer({ description: 'Bytes of the content once gzipped, as stored before encryption' }),
+  id: Int(),
+  originalSize: Int({ description: 'Bytes of the content (UTF-8)' }),
+  compressedSize: Int({ description: 'Bytes of the content once gzipped, as stored before encryption' }),
 })
 export const MemoryContext = t.Object({
   success: t.Literal(true),
@@ -164,14 +164,14 @@ export const AudioBackupUpload = t.Object({
 })
 
 export const AudioBackup = t.Object({
-  id: t.Integer(),
+  id: Int(),
   module: t.String(),
   mime_type: t.String(),
-  size_bytes: t.Integer({ description: 'Bytes of the recording' }),
-  compressed_bytes: t.Integer({ description: 'Bytes of the recording once gzipped (before encryption)' }),
+  size_bytes: Int({ description: 'Bytes of the recording' }),
+  compressed_bytes: Int({ description: 'Bytes of the recording once gzipped (before encryption)' }),
   created_at: Timestamp(),
   expires_at: Timestamp(`${AUDIO_BACKUP_LIFETIME_HOURS} hours after created_at`),
 })
 export type AudioBackup = typeof AudioBackup.static
 export const AudioBackupList = t.Object({ success: t.Literal(true), backups: t.Array(AudioBackup) })
-export const AudioBackupCreated = t.Object({ success: t.Literal(true), id: t.Integer() })
+export const AudioBackupCreated = t.Object({ success: t.Literal(true), id: Int() })

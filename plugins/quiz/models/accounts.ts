@@ -1,5 +1,6 @@
 // TypeBox models of the quiz service's accounts (spec 1, Auth); the OpenAPI docs come from them.
 import { t } from 'elysia'
+import { Int } from '../../../src/core/schema'
 
 export const PASSWORD_MIN = 8 // spec 1, limits: password at least 8 characters
 export const PASSWORD_MAX = 256
@@ -19,7 +20,7 @@ const ChallengeToken = t.Optional(t.Nullable(t.String({
 })))
 
 export const UserResponse = t.Object({
-  id: t.Integer(),
+  id: Int(),
   email: t.String(),
   name: t.String(),
   role: Role,

@@ -1,6 +1,6 @@
 // TypeBox models of spec 1's Admin: AI model configuration and the embedding admin; the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 
 export const AI_TASKS = ['extraction', 'tts', 'teach', 'keyword'] as const
 export type AiTask = (typeof AI_TASKS)[number]
@@ -21,7 +21,7 @@ const ApiBase = t.String({
 })
 
 export const AIModelConfigResponse = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   model_id: t.String({ description: 'The model name sent to the gateway' }),
   task: AiTask,
@@ -65,7 +65,7 @@ export const ModelIdParams = t.Object({ model_id: RowId('The configuration\'s id
 
 export const AvailableQuery = t.Object({ task: t.Optional(AiTask) })
 export const AvailableModel = t.Object({
-  id: t.Nullable(t.Integer({ description: 'null for the server\'s environment default' })),
+  id: t.Nullable(Int({ description: 'null for the server\'s environment default' })),
   name: t.String(),
   model_id: t.String(),
   is_default: t.Boolean(),
@@ -106,7 +106,7 @@ export const VoiceList = t.Object({ voices: t.Array(Voice) })
 
 export const EmbeddingTestResponse = t.Object({
   model: t.String({ description: 'The embedding model: `local` for the built-in embedder' }),
-  dimensions: t.Integer(),
+  dimensions: Int(),
   status: t.Literal('ok'),
 })
 export const RegenerateResponse = t.Object({

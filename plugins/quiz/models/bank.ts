@@ -1,7 +1,7 @@
 // TypeBox models of spec 1's Questions area: the shared question bank's listing and its filters, a question's
 // category (one or many at once), and a quiz built from bank questions. The OpenAPI docs come from them.
 import { t } from 'elysia'
-import { INT4_MAX, RowId } from '../../../src/core/schema'
+import { INT4_MAX, Int, RowId } from '../../../src/core/schema'
 import { QuizMode, TIME_LIMIT_MAX_MINUTES, TITLE_MAX } from './extraction'
 
 export const BANK_LIMIT_DEFAULT = 50 // spec 1, limits: question bank page default
@@ -51,16 +51,16 @@ export const BankQuery = t.Object({
 export type BankQuery = typeof BankQuery.static
 
 export const TagKind = t.Union([t.Literal('subject'), t.Literal('disease'), t.Literal('keyword')])
-export const BankTag = t.Object({ id: t.Integer(), name: t.String(), kind: TagKind })
+export const BankTag = t.Object({ id: Int(), name: t.String(), kind: TagKind })
 export type BankTag = typeof BankTag.static
 
 export const BankQuestion = t.Object({
-  id: t.Integer(),
-  quiz_id: t.Nullable(t.Integer({
+  id: Int(),
+  quiz_id: t.Nullable(Int({
     description: 'The source quiz: the quiz the question was extracted for, or else the oldest quiz that references it; only a quiz the caller may see (out of the trash, and published for regular users); null when there is none',
   })),
   quiz_title: t.Nullable(t.String({ description: 'The title of that quiz' })),
-  question_category_id: t.Nullable(t.Integer()),
+  question_category_id: t.Nullable(Int()),
   question_category_name: t.Nullable(t.String()),
   question_text: t.String(),
   question_type: t.String(),
@@ -73,7 +73,7 @@ export const BankQuestion = t.Object({
 export type BankQuestion = typeof BankQuestion.static
 
 export const BankPage = t.Object({
-  total: t.Integer({ description: 'Every match under the same filters, across all pages' }),
+  total: Int({ description: 'Every match under the same filters, across all pages' }),
   questions: t.Array(BankQuestion),
 })
 export type BankPage = typeof BankPage.static
@@ -85,7 +85,7 @@ export const CategoryQuery = t.Object({
     description: `A question category id (1 to ${INT4_MAX}); \`null\`, empty or absent removes the question's category`,
   })),
 })
-export const QuestionCategoryResponse = t.Object({ question_id: t.Integer(), question_category_id: t.Nullable(t.Integer()) })
+export const QuestionCategoryResponse = t.Object({ question_id: Int(), question_category_id: t.Nullable(Int()) })
 
 export const FromBankBody = t.Object({
   title: t.String({ minLength: 1, maxLength: TITLE_MAX, description: 'Trimmed; must not be blank' }),
@@ -97,7 +97,7 @@ export const FromBankBody = t.Object({
   time_limit_minutes: t.Optional(t.Nullable(t.Integer({ minimum: 1, maximum: TIME_LIMIT_MAX_MINUTES, description: 'For timed quizzes; absent means null' }))),
 })
 export type FromBankBody = typeof FromBankBody.static
-export const FromBankResponse = t.Object({ id: t.Integer(), title: t.String(), questions_count: t.Integer() })
+export const FromBankResponse = t.Object({ id: Int(), title: t.String(), questions_count: Int() })
 
 export const BulkCategoryBody = t.Object({
   question_ids: t.Array(RowId(), { minItems: 1, maxItems: BULK_CATEGORY_MAX, description: `1 to ${BULK_CATEGORY_MAX} bank question ids` }),
@@ -105,8 +105,8 @@ export const BulkCategoryBody = t.Object({
 })
 export type BulkCategoryBody = typeof BulkCategoryBody.static
 export const BulkCategoryResponse = t.Object({
-  updated: t.Integer({ description: 'How many of the given questions exist in the bank and now have that category' }),
-  question_category_id: t.Nullable(t.Integer()),
+  updated: Int({ description: 'How many of the given questions exist in the bank and now have that category' }),
+  question_category_id: t.Nullable(Int()),
 })
 
 /** A refused query parameter, in the validator's own shape: `loc` is `["query", <name>]`. */

@@ -1,6 +1,6 @@
 // TypeBox models of spec 1's Quiz categories and Question categories; the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 import { TIME_LIMIT_MAX_MINUTES, TITLE_MAX } from './extraction'
 
 export const CATEGORY_NAME_MAX = 100
@@ -26,17 +26,17 @@ export const QuizCategoryBody = t.Object({ name: Name })
 export type QuizCategoryBody = typeof QuizCategoryBody.static
 
 export const QuizCategory = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
-  quiz_count: t.Integer({ description: 'Quizzes in the category that are not in the trash' }),
+  quiz_count: Int({ description: 'Quizzes in the category that are not in the trash' }),
 }, { title: 'CategoryResponse' })
 
 export const AssignQuery = t.Object({
   category_id: OptionalIdQuery('The quiz category to put the quiz in; absent, empty or `null`: the quiz becomes uncategorized'),
 })
 export const AssignResponse = t.Object({
-  quiz_id: t.Integer(),
-  category_id: t.Nullable(t.Integer({ description: 'The quiz\'s category now; null when uncategorized' })),
+  quiz_id: Int(),
+  category_id: t.Nullable(Int({ description: 'The quiz\'s category now; null when uncategorized' })),
 })
 
 export const QuestionCategoryBody = t.Object({
@@ -46,10 +46,10 @@ export const QuestionCategoryBody = t.Object({
 export type QuestionCategoryBody = typeof QuestionCategoryBody.static
 
 export const QuestionCategory = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   description: t.Nullable(t.String()),
-  question_count: t.Integer({ description: 'Bank questions in the category' }),
+  question_count: Int({ description: 'Bank questions in the category' }),
 }, { title: 'QCatResponse' })
 
 export const DeleteQuestionCategoryQuery = t.Object({
@@ -66,7 +66,7 @@ export const CreateQuizQuery = t.Object({
 export type CreateQuizQuery = typeof CreateQuizQuery.static
 
 export const CreatedQuiz = t.Object({
-  id: t.Integer({ description: 'The new quiz' }),
+  id: Int({ description: 'The new quiz' }),
   title: t.String(),
-  questions_count: t.Integer(),
+  questions_count: Int(),
 })

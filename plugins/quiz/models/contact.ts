@@ -1,6 +1,6 @@
 // TypeBox models of spec 1's Contact: the public contact form and the admins' list of what it received.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 import { Email } from './accounts'
 
 export const CONTACT_NAME_MAX = 120 // spec 1, limits: contact name
@@ -24,7 +24,7 @@ export type ContactBody = typeof ContactBody.static
 export const SuccessResponse = t.Object({ success: t.Literal(true) })
 
 export const ContactSubmission = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   email: t.String(),
   type: ContactType,

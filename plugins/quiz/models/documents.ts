@@ -1,6 +1,6 @@
 // TypeBox models of the quiz service's documents and sections (spec 1, Documents); the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 
 export const SECTION_NAME_MAX = 200
 export const ORIGINAL_FILENAME_MAX = 255
@@ -12,21 +12,21 @@ export const DocumentStatus = t.Union([t.Literal('processing'), t.Literal('ready
 })
 
 export const DocumentResponse = t.Object({
-  id: t.Integer(),
-  user_id: t.Integer({ description: 'The moderator who uploaded it' }),
+  id: Int(),
+  user_id: Int({ description: 'The moderator who uploaded it' }),
   filename: t.String({ description: 'The stored file name' }),
   original_filename: t.String({ description: 'The name the file was uploaded with' }),
   status: DocumentStatus,
-  total_pages: t.Integer({ description: '0 until the PDF has been read' }),
+  total_pages: Int({ description: '0 until the PDF has been read' }),
   error_message: t.Nullable(t.String()),
   uploaded_at: t.String({ format: 'date-time' }),
 })
 export type DocumentResponse = typeof DocumentResponse.static
 
 export const DocumentStatusResponse = t.Object({
-  id: t.Integer(),
+  id: Int(),
   status: DocumentStatus,
-  total_pages: t.Integer(),
+  total_pages: Int(),
   error_message: t.Nullable(t.String()),
 })
 
@@ -52,11 +52,11 @@ export const SectionBody = t.Object({
 export type SectionBody = typeof SectionBody.static
 
 export const SectionResponse = t.Object({
-  id: t.Integer(),
-  document_id: t.Integer(),
+  id: Int(),
+  document_id: Int(),
   name: t.String(),
-  start_page: t.Integer(),
-  end_page: t.Integer(),
+  start_page: Int(),
+  end_page: Int(),
 })
 export type SectionResponse = typeof SectionResponse.static
 

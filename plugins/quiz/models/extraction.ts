@@ -1,6 +1,6 @@
 // TypeBox models of spec 1's Quizzes area (creation by extraction, extraction jobs); the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 
 export const TITLE_MAX = 200
 export const TIME_LIMIT_MAX_MINUTES = 24 * 60
@@ -56,9 +56,9 @@ export const JobListItem = t.Object({
   job_id: t.String({ format: 'uuid' }),
   title: t.String(),
   status: JobStatus,
-  steps_count: t.Integer(),
+  steps_count: Int(),
   last_step: t.String({ maxLength: LAST_STEP_MAX, description: 'The latest step, cut to 80 characters; empty before the first step' }),
-  quiz_id: t.Nullable(t.Integer({ description: 'Set when completed' })),
+  quiz_id: t.Nullable(Int({ description: 'Set when completed' })),
 })
 
 export const JobDetail = t.Object({
@@ -66,7 +66,7 @@ export const JobDetail = t.Object({
   title: t.String(),
   status: JobStatus,
   steps: t.Array(JobStepModel),
-  quiz_id: t.Optional(t.Integer({ description: 'Present when completed' })),
+  quiz_id: t.Optional(Int({ description: 'Present when completed' })),
   error: t.Optional(t.String({ description: 'Present when failed' })),
 })
 

@@ -1,6 +1,7 @@
 // TypeBox models of spec 1's File-server import: the WebDAV proxy a moderator browses a file server through and
 // imports PDFs from. The OpenAPI docs come from them.
 import { t } from 'elysia'
+import { Int } from '../../../src/core/schema'
 
 export const SERVER_URL_MAX = 500
 export const USERNAME_MAX = 256
@@ -27,7 +28,7 @@ export const RemoteItem = t.Object({
   name: t.String({ description: 'The file or folder name' }),
   path: t.String({ description: 'Its path relative to the server URL, to send back as `path`' }),
   type: t.Union([t.Literal('dir'), t.Literal('pdf')], { description: '`dir` for a folder, `pdf` for a file whose name ends in .pdf (any letter case)' }),
-  size: t.Integer({ minimum: 0, description: 'Bytes; 0 for a folder' }),
+  size: Int({ minimum: 0, description: 'Bytes; 0 for a folder' }),
 })
 export type RemoteItem = typeof RemoteItem.static
 

@@ -1,7 +1,7 @@
 // TypeBox models of spec 1's Quizzes area past creation: reading, editing, publishing and the trash of quizzes,
 // and the edit and removal of their (shared) questions. The OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 import { QuizMode, TITLE_MAX } from './extraction'
 
 export const QUESTION_TEXT_MAX = 10_000
@@ -16,22 +16,22 @@ export const QuizParams = t.Object({ quiz_id: Id })
 export const QuizQuestionParams = t.Object({ quiz_id: Id, question_id: Id })
 
 export const QuizResponse = t.Object({
-  id: t.Integer(),
-  section_id: t.Nullable(t.Integer({ description: 'The section the quiz was extracted from; null when that section was deleted or the quiz was built otherwise' })),
-  user_id: t.Integer({ description: 'The user who created the quiz' }),
+  id: Int(),
+  section_id: t.Nullable(Int({ description: 'The section the quiz was extracted from; null when that section was deleted or the quiz was built otherwise' })),
+  user_id: Int({ description: 'The user who created the quiz' }),
   title: t.String(),
-  questions_count: t.Integer(),
+  questions_count: Int(),
   mode: QuizMode,
-  time_limit_minutes: t.Nullable(t.Integer()),
-  is_published: t.Integer({ minimum: 0, maximum: 1, description: '1 when published (regular users see it), else 0' }),
-  category_id: t.Nullable(t.Integer({ description: 'The quiz category the quiz is in; null when uncategorized' })),
+  time_limit_minutes: t.Nullable(Int()),
+  is_published: Int({ minimum: 0, maximum: 1, description: '1 when published (regular users see it), else 0' }),
+  category_id: t.Nullable(Int({ description: 'The quiz category the quiz is in; null when uncategorized' })),
   created_at: t.String({ format: 'date-time' }),
 })
 export type QuizResponse = typeof QuizResponse.static
 
 const questionFields = {
-  id: t.Integer({ description: 'The bank question id' }),
-  position: t.Integer({ description: 'Place of the question in this quiz, from 1' }),
+  id: Int({ description: 'The bank question id' }),
+  position: Int({ description: 'Place of the question in this quiz, from 1' }),
   question_text: t.String(),
   question_type: t.String({ description: '`multiple_choice` for extracted questions' }),
   options: t.Array(t.String(), { description: 'The answer options, in order' }),
@@ -76,14 +76,14 @@ export const ShuffleQuery = t.Object({
 export const PublishQuery = t.Object({
   published: t.Optional(t.Boolean({ default: true, description: 'The published flag to set (default true)' })),
 })
-export const PublishResponse = t.Object({ quiz_id: t.Integer(), is_published: t.Integer({ minimum: 0, maximum: 1, description: '1 when published, else 0' }) })
+export const PublishResponse = t.Object({ quiz_id: Int(), is_published: Int({ minimum: 0, maximum: 1, description: '1 when published, else 0' }) })
 
 export const RenameBody = t.Object({ title: t.String({ minLength: 1, maxLength: TITLE_MAX, description: 'Trimmed; must not be blank' }) })
 export type RenameBody = typeof RenameBody.static
 
 /** A question as the quiz's question list and the edit answer show it. */
 export const QuestionItem = t.Object({
-  id: t.Integer(),
+  id: Int(),
   question_text: t.String(),
   question_type: t.String(),
   options: t.Array(t.String()),

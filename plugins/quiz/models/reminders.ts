@@ -1,7 +1,7 @@
 // TypeBox models of the spaced-repetition reminders: the caller's due questions, a review quiz built from them, and
 // the answer to one due question (which moves its schedule).
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 import { OPTION_TEXT_MAX, QuizAnsweredQuestion } from './quizzes'
 
 export const DUE_LIMIT_DEFAULT = 50
@@ -12,15 +12,15 @@ export const DueQuery = t.Object({
 })
 
 export const DueQuestion = t.Object({
-  question_id: t.Integer(),
+  question_id: Int(),
   question_text: t.String(),
   due: t.String({ format: 'date-time' }),
-  quiz_id: t.Nullable(t.Integer({ description: 'The quiz of the caller\'s latest attempt that answered this question; null when none is left' })),
+  quiz_id: t.Nullable(Int({ description: 'The quiz of the caller\'s latest attempt that answered this question; null when none is left' })),
 })
 export type DueQuestion = typeof DueQuestion.static
 
 export const DueResponse = t.Object({
-  count: t.Integer({ description: 'How many of the caller\'s questions are due now (all of them, not only the listed ones)' }),
+  count: Int({ description: 'How many of the caller\'s questions are due now (all of them, not only the listed ones)' }),
   next_due: t.Nullable(t.String({ format: 'date-time', description: 'The earliest due time of any of the caller\'s cards (in the past when some are due); null with no cards' })),
   questions: t.Array(DueQuestion, { description: 'Due questions, most overdue first' }),
 })
@@ -29,7 +29,7 @@ export type DueResponse = typeof DueResponse.static
 export const ReviewQuiz = t.Object({
   title: t.String(),
   mode: t.Literal('learning'),
-  questions_count: t.Integer(),
+  questions_count: Int(),
   questions: t.Array(QuizAnsweredQuestion, { description: 'The due questions, most overdue first, with answers and explanations' }),
 }, { title: 'ReviewQuiz', description: 'A learning view of the caller\'s due questions; nothing is stored' })
 export type ReviewQuiz = typeof ReviewQuiz.static
@@ -41,7 +41,7 @@ export const ReviewAnswerBody = t.Object({
 export type ReviewAnswerBody = typeof ReviewAnswerBody.static
 
 export const ReviewAnswerResponse = t.Object({
-  question_id: t.Integer(),
+  question_id: Int(),
   is_correct: t.Boolean(),
   correct_answer: t.String(),
   explanation: t.String(),

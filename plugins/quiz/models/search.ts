@@ -1,5 +1,6 @@
 // TypeBox models of spec 1's quiz search (hybrid semantic plus keyword over quiz titles and questions).
 import { t } from 'elysia'
+import { Int } from '../../../src/core/schema'
 
 export const SEARCH_Q_MIN = 2 // spec 1, limits: quiz search q
 export const SEARCH_Q_MAX = 200
@@ -29,9 +30,9 @@ export const MatchType = t.Union([t.Literal('title'), t.Literal('question'), t.L
 })
 export type MatchType = typeof MatchType.static
 
-export const MatchingQuestion = t.Object({ id: t.Integer(), question_text: t.String() })
+export const MatchingQuestion = t.Object({ id: Int(), question_text: t.String() })
 export const QuizSearchResult = t.Object({
-  quiz_id: t.Integer(),
+  quiz_id: Int(),
   quiz_title: t.String(),
   match_type: MatchType,
   matching_questions: t.Array(MatchingQuestion, {

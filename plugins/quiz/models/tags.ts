@@ -1,6 +1,7 @@
 // TypeBox models of spec 1's Tags area: the tag lists, the classification job and the AI's structured answer.
 // The OpenAPI docs come from them.
 import { t } from 'elysia'
+import { Int } from '../../../src/core/schema'
 import { JobStatus, JobStepModel } from './extraction'
 
 export const TAG_CLASSIFY_JOB_KIND = 'quiz.tags.classify'
@@ -16,9 +17,9 @@ export const TAG_KINDS = ['subject', 'disease', 'keyword'] as const
 export type TagKind = (typeof TAG_KINDS)[number]
 
 export const TagEntry = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
-  count: t.Integer({ minimum: 1, description: 'Number of bank questions with this tag' }),
+  count: Int({ minimum: 1, description: 'Number of bank questions with this tag' }),
 })
 export type TagEntry = typeof TagEntry.static
 

@@ -1,13 +1,13 @@
 // TypeBox models of spec 1's Tutor; the OpenAPI docs come from them.
 import { t } from 'elysia'
-import { RowId } from '../../../src/core/schema'
+import { Int, RowId } from '../../../src/core/schema'
 
 export const TUTOR_MESSAGES_MAX = 40
 export const TUTOR_MESSAGE_MAX = 4000
 export const TUTOR_SUGGESTIONS = 3
 
 export const TeachModel = t.Object({
-  id: t.Nullable(t.Integer({ description: 'The configuration id to send as `model_id`; null for the server\'s environment default' })),
+  id: t.Nullable(Int({ description: 'The configuration id to send as `model_id`; null for the server\'s environment default' })),
   name: t.String(),
   model_id: t.String({ description: 'The model name the gateway knows' }),
   is_default: t.Boolean({ description: 'The model used when a chat names none' }),

@@ -3,7 +3,7 @@
 import { Elysia, t } from 'elysia'
 import {
   AttemptDetail, AttemptListQuery, AttemptParams, AttemptResponse, Dashboard, HistoryEntry, InProgressItem, QuizIdQuery,
-  SavedProgress, SavedResponse, SessionHeaders, StartQuery, SubmitBody,
+  SavedProgress, SavedProgressAnswer, SavedResponse, SessionHeaders, StartQuery, SubmitBody,
 } from '../models/attempts'
 import * as attempts from '../services/attempts'
 import type { QuizState } from '../state'
@@ -51,7 +51,7 @@ export const attemptRoutes = ({ core, auth }: QuizState) => {
       const saved = await attempts.readProgress(core, user, query.quiz_id, headers['x-quiz-session'])
       return saved ?? jsonNull()
     }, {
-      role: 'user', query: QuizIdQuery, headers: SessionHeaders, response: t.Nullable(SavedProgress),
+      role: 'user', query: QuizIdQuery, headers: SessionHeaders, response: t.Nullable(SavedProgressAnswer),
       detail: {
         tags, summary: 'Read the saved progress of a quiz',
         description: [

@@ -2,7 +2,7 @@
 // the rules are in services/bank.ts.
 import { Elysia, t } from 'elysia'
 import { errorBody } from '../../../src/core/errors'
-import { INT4_MAX } from '../../../src/core/schema'
+import { INT4_MAX, Int } from '../../../src/core/schema'
 import {
   BANK_LIMIT_DEFAULT, BANK_LIMIT_MAX, BANK_SEMANTIC_CANDIDATES, BANK_SEMANTIC_CANDIDATES_MIN, BANK_SEMANTIC_MIN_SCORE, BankIdsQuery, BankPage, BankQuery,
   BULK_CATEGORY_MAX, BulkCategoryBody, BulkCategoryResponse, CategoryQuery, FROM_BANK_MAX, FromBankBody, FromBankResponse,
@@ -82,7 +82,7 @@ export const bankRoutes = ({ core, auth }: QuizState) => {
       if ('problem' in parsed) return status(422, parsed.problem)
       return bank.bankIds(core, user, parsed.filters)
     }, {
-      role: 'user', query: BankIdsQuery, response: { 200: t.Array(t.Integer()), 422: QueryProblem },
+      role: 'user', query: BankIdsQuery, response: { 200: t.Array(Int()), 422: QueryProblem },
       detail: {
         tags, summary: 'Ids of every matching bank question',
         description: [
