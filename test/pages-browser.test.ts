@@ -61,6 +61,23 @@ describe('every page in headless Chromium: no console error, no serious axe viol
     expect(problems).toEqual([])
   }, 20_000)
 
+  it('the API documents of both services in Swagger UI, an operation open', async () => {
+    const context = await h.newContext()
+    const page = await h.newPage(context)
+    const problems: string[] = []
+    for (const path of ['/docs', '/quiz/docs']) {
+      const res = await page.goto(path)
+      expect(res?.status()).toBe(200)
+      // Swagger UI draws the operations once it has the document; an admin reading one opens it
+      await page.locator('.opblock-summary-control').first().click()
+      await page.waitForSelector('.opblock-body .responses-wrapper')
+      await h.shot(page, path.replace(/[^a-z0-9]+/gi, '_'))
+      problems.push(...(await h.checkPage(page, path, 200)))
+    }
+    await context.close()
+    expect(problems).toEqual([])
+  }, 30_000)
+
   it('clinical pages of the first user, registered through the form: account, two-factor setup, backup codes', async () => {
     const context = await h.newContext()
     const page = await h.newPage(context)

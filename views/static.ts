@@ -1,4 +1,5 @@
-// Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN),
+// Static assets served by each app under its own base path: htmx and Swagger UI from node_modules (no CDN, with the
+// contrast and select labels WCAG 2 AA asks for in swagger/a11y.css and a11y.js),
 // uPlot (the learner's chart), the house stylesheet and the page scripts (clinical.js: the clinical pages' sign-out
 // across tabs; player.js: the quiz player's timer and autosave; progress-chart.js: the scores-over-time chart;
 // workspace.js: the clinical workspace's dictation, streamed notes and autosave; studio.js: the learning studio's
@@ -25,6 +26,8 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'uplot/uPlot.min.css': { file: moduleFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   'swagger/swagger-ui-bundle.js': { file: moduleFile('swagger-ui-dist/swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
   'swagger/swagger-ui.css': { file: moduleFile('swagger-ui-dist/swagger-ui.css'), type: 'text/css; charset=utf-8' },
+  'swagger/a11y.css': { file: join(import.meta.dir, 'static', 'swagger', 'a11y.css'), type: 'text/css; charset=utf-8' },
+  'swagger/a11y.js': { file: join(import.meta.dir, 'static', 'swagger', 'a11y.js'), type: 'text/javascript; charset=utf-8' },
 }
 
 const serve = (asset: { file: string; type: string }) =>
