@@ -310,8 +310,8 @@ function createApiLog(): ApiLog {
         const key = { service, route, method: KNOWN_METHODS.has(method) ? method : 'OTHER', startMs }
         existing = held.get(keyOf(key)) ?? null
         if (!existing) {
-          hold({ ...key, requests: 0, clientErrors: 0, serverErrors: 0, durationMs: 0, latency: new Array<number>(LATENCY_SLOTS).fill(0) })
-          existing = held.get(keyOf(key))!
+          existing = { ...key, requests: 0, clientErrors: 0, serverErrors: 0, durationMs: 0, latency: new Array<number>(LATENCY_SLOTS).fill(0) }
+          hold(existing) // held as it is: no bucket of its key to add it into
         }
         if (cache) Object.assign(cache, { bucket: existing, startMs, generation })
       }
