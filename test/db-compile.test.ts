@@ -1,5 +1,6 @@
 // compile (src/core/db.ts): a tagged template's text with $n placeholders, fragments inlined; the text of a call
-// site without fragments is built once and reused, and must come out as if built anew.
+// site is built once and reused (also with parameter-free fragments, while the same ones stand in the same places),
+// and must come out as if built anew.
 import { describe, expect, it } from 'bun:test'
 import { compile, fragment, rawSql } from '../src/core/db'
 
@@ -32,5 +33,21 @@ describe('compile', () => {
     expect(() => at(undefined)).toThrow(/undefined passed as SQL parameter after: select /)
     at(1)
     expect(() => at(undefined)).toThrow(/undefined passed as SQL parameter after: select /)
+  })
+
+  it('a parameter-free fragment (a column list) is kept with the text, and only while the same one stands there', () => {
+    const columns = rawSql('id, name')
+    const other = rawSql('id')
+    const read = (cols: unknown, id: unknown, role: unknown) => query`select ${cols} from t where id = ${id} and role = ${role}`
+    expect(read(columns, 1, 'a')).toEqual({ text: 'select id, name from t where id = $1 and role = $2', params: [1, 'a'] })
+    expect(read(columns, 2, 'b')).toEqual({ text: 'select id, name from t where id = $1 and role = $2', params: [2, 'b'] })
+    expect(read(other, 3, 'c')).toEqual({ text: 'select id from t where id = $1 and role = $2', params: [3, 'c'] })
+    // The same fragment where a parameter stood, a fragment with parameters, and a plain value where the fragment stood.
+    expect(read(other, other, 'd')).toEqual({ text: 'select id from t where id = id and role = $1', params: ['d'] })
+    expect(read(other, fragment`${4} + 1`, 'e')).toEqual({ text: 'select id from t where id = $1 + 1 and role = $2', params: [4, 'e'] })
+    expect(read(5, 6, 'f')).toEqual({ text: 'select $1 from t where id = $2 and role = $3', params: [5, 6, 'f'] })
+    expect(() => read(other, undefined, 'g')).toThrow(/undefined passed as SQL parameter after:  from t where id = $/)
+    expect(read(other, 7, 'h')).toEqual({ text: 'select id from t where id = $1 and role = $2', params: [7, 'h'] })
+    expect(() => read(other, 8, undefined)).toThrow(/undefined passed as SQL parameter after:  and role = $/)
   })
 })

@@ -72,36 +72,64 @@ export const databaseOptions = (
 })
 
 /**
- * The text of a template without fragments, by its strings: a tagged template's strings array is the same object
- * at every call of one call site, so most queries build their text once.
+ * A query's text, kept by its template's strings (the same array object at every call of one call site), so most
+ * queries build their text once. A template whose fragments have no parameters of their own (a column list) is kept
+ * too, with those fragment objects: the text is used again while the same objects stand in the same places.
  */
-const plainTexts = new WeakMap<readonly string[], string>()
+interface KnownText {
+  text: string
+  /** Per value: the parameter-free fragment that stood there, or null for a parameter; null when there were none. */
+  fragments: readonly (Fragment | null)[] | null
+}
+const knownTexts = new WeakMap<readonly string[], KnownText>()
+
+/** Whether `values` hold the same fragments in the same places as the kept text was built with. */
+function sameFragments(known: KnownText, values: readonly unknown[]): boolean {
+  const fragments = known.fragments
+  if (fragments === null) return !values.some((v) => v instanceof Fragment)
+  for (let i = 0; i < values.length; i++) {
+    const kept = fragments[i]
+    if (kept ? values[i] !== kept : values[i] instanceof Fragment) return false
+  }
+  return true
+}
+
+const undefinedParameter = (before: string) => new TypeError(`undefined passed as SQL parameter after: ${before.slice(-60)}`)
 
 export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
-  const plain = !values.some((v) => v instanceof Fragment)
-  const known = plain ? plainTexts.get(strings) : undefined
-  if (known !== undefined) {
+  const known = knownTexts.get(strings)
+  if (known !== undefined && sameFragments(known, values)) {
+    const fragments = known.fragments
+    const params = fragments === null ? values as unknown[] : values.filter((_, i) => fragments[i] === null)
     const i = values.indexOf(undefined)
-    if (i !== -1) throw new TypeError(`undefined passed as SQL parameter after: ${strings[i]!.slice(-60)}`)
-    return { text: known, params: values as unknown[] }
+    if (i !== -1) throw undefinedParameter(strings[i]!)
+    return { text: known.text, params }
   }
   const params: unknown[] = []
   let text = ''
-  const walk = (ss: readonly string[], vs: readonly unknown[]) => {
+  let keep = Object.isFrozen(strings)
+  let hasFragments = false
+  const walk = (ss: readonly string[], vs: readonly unknown[], top: boolean) => {
     ss.forEach((s, i) => {
       text += s
       if (i >= vs.length) return
       const v = vs[i]
-      if (v instanceof Fragment) walk(v.strings, v.values)
-      else {
-        if (v === undefined) throw new TypeError(`undefined passed as SQL parameter after: ${s.slice(-60)}`)
+      if (v instanceof Fragment) {
+        hasFragments = true
+        // Only fragments without parameters, straight in the template, build a text that can be kept.
+        if (!top || v.values.length > 0) keep = false
+        walk(v.strings, v.values, false)
+      } else {
+        if (v === undefined) throw undefinedParameter(s)
         params.push(v)
         text += `$${params.length}`
       }
     })
   }
-  walk(strings, values)
-  if (plain && Object.isFrozen(strings)) plainTexts.set(strings, text)
+  walk(strings, values, true)
+  if (keep) {
+    knownTexts.set(strings, { text, fragments: hasFragments ? values.map((v) => (v instanceof Fragment ? v : null)) : null })
+  }
   return { text, params }
 }
 

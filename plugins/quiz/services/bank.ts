@@ -198,7 +198,13 @@ export const QUESTION_ROWS = (moderator: boolean, ids: number[]) => fragment`
 export async function bankQuestions(core: Core, caller: Caller, ids: number[]): Promise<BankQuestion[]> {
   if (ids.length === 0) return []
   const rows = await core.db.sql<BankQuestion>`${QUESTION_ROWS(isModerator(caller), ids)}`
-  const byId = new Map(rows.map((r) => [r.id, { ...r, options: optionsOf(r.options), tags: (r.tags ?? []) as BankTag[] }]))
+  // The rows are this query's own: each is completed in place rather than copied (50 copies of 12 fields a page).
+  const byId = new Map<number, BankQuestion>()
+  for (const r of rows) {
+    r.options = optionsOf(r.options)
+    r.tags = (r.tags ?? []) as BankTag[]
+    byId.set(r.id, r)
+  }
   return ids.map((id) => byId.get(id)).filter((r): r is BankQuestion => r !== undefined)
 }
 
