@@ -170,7 +170,7 @@ async function plan(core: Core, caller: Caller, f: BankFilters, mode: SearchMode
  * time for a page of 50 on PostgreSQL and on PGlite (scripts/bench/README.md, "The bank page's rows").
  */
 export const QUESTION_ROWS = (moderator: boolean, ids: number[]) => fragment`
-  with ids as (select jsonb_array_elements_text(${{ value: ids }}::jsonb -> 'value')::int as id),
+  with ids(id) as ${idSet(ids)},
   tag_lists as (
     select qt.question_id, json_agg(json_build_object('id', t.id, 'name', t.name, 'kind', t.kind) order by t.kind, lower(t.name), t.id) as tags
     from quiz.question_tags qt join quiz.tags t on t.id = qt.tag_id
