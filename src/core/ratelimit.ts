@@ -11,7 +11,7 @@ import { HttpError } from './errors'
 import type { Logger } from './log'
 import { createBatchedCounts } from './ratelimit-batched'
 
-export { RATE_FLUSH_MS } from './ratelimit-batched'
+export { RATE_FLUSH_MS } from './ratelimit-tally'
 
 export type RateMode = 'strict' | 'batched'
 
