@@ -83,19 +83,25 @@ interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number
  * load moves req/s from run to run.
  */
 const TICKS_PER_S = 100 // getconf CLK_TCK on Linux
+function ticksOf(statPath: string): number {
+  try {
+    const stat = readFileSync(statPath, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0 // ended meanwhile
+  }
+}
 function cpuMs(pids: number[]): number {
   let ticks = 0
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      // ended meanwhile
-    }
-  }
+  for (const pid of pids) ticks += ticksOf(`/proc/${pid}/stat`)
   return (ticks * 1000) / TICKS_PER_S
 }
+/**
+ * The same for the process's main thread alone (the JavaScript thread that serves the requests): the rest is its
+ * helper threads, the collector's and the JIT's, and on PGlite the database's own thread.
+ */
+const mainThreadCpuMs = (pid: number) => (ticksOf(`/proc/${pid}/task/${pid}/stat`) * 1000) / TICKS_PER_S
 /** The PostgreSQL server's processes (all of them: the backends serving the app and their helpers). */
 const postgresPids = () =>
   readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
@@ -173,6 +179,8 @@ interface Measured {
   round: number; database: string; server: string; read: string; result: LoadResult
   /** CPU per request, µs: the server process's, and the PostgreSQL server's (null on PGlite: it is in the server's). */
   serverUs: number; databaseUs: number | null
+  /** Of serverUs, the main thread's; the rest is the collector's, the JIT's and (PGlite) the database thread's. */
+  mainUs: number
 }
 
 async function target(database: 'pglite' | 'postgres', out: Measured[]) {
@@ -225,18 +233,19 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
             }
             if (WARMUP_S > 0) await load(url, read, tokens[read.token], WARMUP_S)
             const dbPids = database === 'postgres' ? postgresPids() : []
-            const before = { server: cpuMs([server.proc.pid]), database: cpuMs(dbPids) }
+            const before = { server: cpuMs([server.proc.pid]), main: mainThreadCpuMs(server.proc.pid), database: cpuMs(dbPids) }
             const result = await load(url, read, tokens[read.token], DURATION_S)
             const perRequest = (ms: number) => (ms * 1000) / result.requests
             const measured: Measured = {
               round, database: label, server: kind.label, read: read.label, result,
               serverUs: perRequest(cpuMs([server.proc.pid]) - before.server),
+              mainUs: perRequest(mainThreadCpuMs(server.proc.pid) - before.main),
               databaseUs: database === 'postgres' ? perRequest(cpuMs(dbPids) - before.database) : null,
             }
             out.push(measured)
             console.log(`round ${round}  ${label.padEnd(10)}  ${kind.label.padEnd(28)}  ${read.label.padEnd(34)}  ` +
               `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  ` +
-              `CPU/req ${measured.serverUs.toFixed(0)} us${measured.databaseUs === null ? '' : ` + database ${measured.databaseUs.toFixed(0)} us`}` +
+              `CPU/req ${measured.serverUs.toFixed(0)} us (main thread ${measured.mainUs.toFixed(0)})${measured.databaseUs === null ? '' : ` + database ${measured.databaseUs.toFixed(0)} us`}` +
               (result.non2xx ? `  NON-2XX ${result.non2xx}` : ''))
           }
         } finally {
@@ -253,7 +262,7 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
 function table(rows: Measured[]) {
   const withRule = rows.some((r) => r.server === BARE_RULE_LABEL)
   const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app',
-    ...(withRule ? ['app / bare+rule'] : []), 'CPU us/req', 'db CPU us/req', 'CPU bare / app']
+    ...(withRule ? ['app / bare+rule'] : []), 'CPU us/req', 'main thread', 'db CPU us/req', 'CPU bare / app']
   const groups = new Map<string, Measured[]>()
   for (const r of rows) {
     const key = `${r.read}\u0000${r.database}\u0000${r.server}`
@@ -277,7 +286,7 @@ function table(rows: Measured[]) {
       String(g.reduce((n, r) => n + r.result.non2xx, 0)),
       isBare ? '' : (median(rps) / bare).toFixed(2), isBare ? '' : (bare / median(rps)).toFixed(2),
       ...(withRule ? [isBare || !read.startsWith('clinical') ? '' : (median(rps) / bareRule).toFixed(2)] : []),
-      cpu.toFixed(0), g[0]!.databaseUs === null ? '-' : median(g.map((r) => r.databaseUs!)).toFixed(0), isBare ? '' : (bareCpu / cpu).toFixed(2),
+      cpu.toFixed(0), median(g.map((r) => r.mainUs)).toFixed(0), g[0]!.databaseUs === null ? '-' : median(g.map((r) => r.databaseUs!)).toFixed(0), isBare ? '' : (bareCpu / cpu).toFixed(2),
     ]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
@@ -304,7 +313,8 @@ async function main() {
   console.log('')
   table(rows)
   console.log('\napp / bare: the share of the bare server\'s requests/s the app answers (goal: at least 0.80); medians over the rounds')
-  console.log('CPU us/req: the server process\'s CPU time per request (all its threads); db: the PostgreSQL server\'s;')
+  console.log('CPU us/req: the server process\'s CPU time per request (all its threads), of it the main thread\'s (the rest: the')
+  console.log('collector, the JIT and, on PGlite, the database thread); db: the PostgreSQL server\'s;')
   console.log('CPU bare / app: the bare server\'s CPU per request over the app\'s (steadier than req/s on a shared VM)')
   if (SERVERS.some((s) => s.key === 'bare-rule')) {
     console.log('app / bare+rule: the clinical read against the bare server doing the API rate rule\'s work too (the app\'s limiter)')
