@@ -1,5 +1,6 @@
 // The batched mode of the rate limits, for a large limit checked on every request (the API-wide rule);
-// src/core/ratelimit.ts has the rules, the strict mode and the limiter that hands each rule to its mode.
+// src/core/ratelimit.ts has the rules, the strict mode and the limiter that hands each rule to its mode, and
+// src/core/ratelimit-tally.ts what one key holds in memory and how a hit is decided from it.
 // No database work per hit: each process keeps its own hits in memory (a sliding log, exact within the process);
 // every RATE_FLUSH_MS one statement adds them to per-slot counts in core.rate_counts and reads back the other
 // processes' counts of the keys hit since the last flush. So a flush costs what the keys in use cost, not every key
