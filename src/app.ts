@@ -19,6 +19,7 @@ import { createLogger, type Logger } from './core/log'
 import { createMailer, storedSmtpSettings } from './core/mail'
 import { createMetrics } from './core/metrics'
 import { migrate } from './core/migrate'
+import { textBody } from './core/one-send'
 import { createRateLimiter } from './core/ratelimit'
 import { createSettingsCache, SETTINGS_TTL_MS } from './core/settings'
 import { coreSchedules } from './core/schedule'
@@ -141,7 +142,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
       }
       return { ok: true as const }
     }, { detail: { tags: ['Health'], summary: 'Readiness: answers once migrations ran and every plugin is mounted' } })
-    .get('/metrics', async () => new Response(await core.metrics.render(), {
+    .get('/metrics', async () => new Response(textBody(await core.metrics.render()), {
       headers: { 'content-type': core.metrics.registry.contentType },
     }), { detail: { tags: ['Health'], summary: 'Prometheus metrics (app_ai_*)' } })
 

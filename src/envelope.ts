@@ -1,6 +1,7 @@
 // The request envelope as named Elysia plugins each service's app `.use()`s (src/app.ts builds both apps):
 // - observe: one JSON log line, the Prometheus figures and the API log's figures per request;
-// - hardening: the CSP and hardening headers on every response (src/security.ts decides them);
+// - hardening: the CSP and hardening headers on every response (src/security.ts decides them), and JSON bodies
+//   written so that a large one leaves in a few sends (src/core/one-send.ts);
 // - cors and apiRateRule: building blocks a service configures with its own rules (the clinical service's
 //   envelope in plugins/clinical/envelope.ts);
 // - apiDocs: the OpenAPI document and its Swagger UI page;
@@ -13,6 +14,7 @@ import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { randomBytes } from 'node:crypto'
 import { HttpError, type ServiceStyle } from './core/errors'
 import { requestLineWriter } from './core/log'
+import { textBody } from './core/one-send'
 import { pathOf } from './core/request-url'
 import type { RateRule } from './core/ratelimit'
 import type { Core, ServiceDefinition } from './plugin'
@@ -70,11 +72,30 @@ export function observe(core: Core, service: ServiceStyle) {
     })
 }
 
-/** The header set of every response (CSP and hardening headers), unless a response sets one itself. */
+/**
+ * The header set of every response (CSP and hardening headers), unless a response sets one itself; and the JSON
+ * body of a route's object or array, written as Elysia writes it but through textBody, so a large one leaves as a
+ * one-chunk stream. A route's schema has checked and cleaned the value by then; Elysia adds the status, headers
+ * and cookies of `set` to the response either way.
+ */
 export function hardening(core: Core, service: ServiceStyle) {
   const headers = securityHeaders(contentSecurityPolicy(core.config))
   // Elysia's default headers: each request's set.headers starts as a copy of them, without a hook to call.
-  return new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` }).headers(headers)
+  return new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` })
+    .headers(headers)
+    .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+      if (!isJsonValue(responseValue)) return
+      set.headers['content-type'] ||= 'application/json'
+      return new Response(textBody(JSON.stringify(responseValue)), set as ResponseInit)
+    })
+}
+
+/** An object or array Elysia would answer as JSON: not a Response, file, stream, byte array or other class. */
+function isJsonValue(value: unknown): value is object {
+  if (value === null || typeof value !== 'object') return false
+  if (Array.isArray(value)) return true
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
 }
 
 /**

@@ -115,6 +115,20 @@ describe('server process', () => {
     expect(metrics).toMatch(/app_ai_http_requests_total\{service="quiz",method="GET",route="unmatched",status="400"\} [1-9]/)
   })
 
+  it('a large JSON answer leaves whole as a chunked stream, a small one with its length, both with the security headers', async () => {
+    // src/core/one-send.ts: a body from ONE_SEND_BYTES on goes to Bun as a one-chunk stream.
+    const large = await fetch(`http://127.0.0.1:${port}/quiz/docs/json`)
+    expect(large.status).toBe(200)
+    expect(large.headers.get('transfer-encoding')).toBe('chunked')
+    expect(large.headers.get('content-length')).toBeNull()
+    expect(large.headers.get('content-security-policy')).toContain("default-src 'self'")
+    expect((await large.json()).openapi).toStartWith('3.')
+    const small = await fetch(`http://127.0.0.1:${port}/api/health`)
+    expect(small.headers.get('content-length')).toBe(String(JSON.stringify({ ok: true }).length))
+    expect(small.headers.get('content-security-policy')).toContain("default-src 'self'")
+    expect(await small.json()).toEqual({ ok: true })
+  })
+
   it('logs the socket address of each request (asked for before the response leaves)', async () => {
     // A quiz read no rule asks the address of: only the log line does, once the response is on its way.
     const answer = await rawRequest(port, 'GET /quiz/api/auth/me HTTP/1.1\r\nHost: 127.0.0.1', '127.0.0.2')

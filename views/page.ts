@@ -6,6 +6,7 @@ import { Elysia, t } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
 import { Value, ValueErrorType } from '@sinclair/typebox/value'
 import { HttpError } from '../src/core/errors'
+import { textBody } from '../src/core/one-send'
 import { provenOrigin } from '../src/security'
 import type { Errors, Flash } from './layout'
 
@@ -95,7 +96,7 @@ export const challengeToken = (fields: Record<string, string>, apiName: string):
 export const hasErrors = (errors: Errors) => Object.keys(errors).length > 0
 
 export function html(body: string | Promise<string>, init: { status?: number; headers?: Record<string, string> } = {}): Promise<Response> {
-  return Promise.resolve(body).then((text) => new Response(text, {
+  return Promise.resolve(body).then((text) => new Response(textBody(text), {
     status: init.status ?? 200,
     headers: { 'content-type': 'text/html; charset=utf-8', vary: 'HX-Request', 'cache-control': 'no-store', ...init.headers },
   }))

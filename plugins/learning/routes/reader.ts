@@ -13,6 +13,7 @@ import {
   CHUNKS_MAX, HYBRID_CANDIDATES, RRF_K, SEMANTIC_MIN_SCORE, searchLearning, type SearchMode,
 } from '../service-search'
 import { SLIDES_CSP, slidesDocument } from '../service-slides'
+import { textBody } from '../../../src/core/one-send'
 
 const tags = ['Learning hub']
 const SESSION = '401 without a session.'
@@ -95,8 +96,11 @@ export const readerRoutes = ({ core, clinical: { auth } }: LearningState) => {
     .get('/content/:slug/slides', async ({ params, request }) => {
       const { title, rendered } = await reading.contentSlides(core, params.slug)
       const headers = { vary: 'Accept', 'cache-control': 'private, no-cache' }
-      if (wantsJson(request)) return Response.json({ success: true, title, css: rendered.css, slides: rendered.slides }, { headers })
-      return new Response(slidesDocument(title, rendered), {
+      if (wantsJson(request)) {
+        const json = JSON.stringify({ success: true, title, css: rendered.css, slides: rendered.slides })
+        return new Response(textBody(json), { headers: { ...headers, 'content-type': 'application/json;charset=utf-8' } })
+      }
+      return new Response(textBody(slidesDocument(title, rendered)), {
         headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': SLIDES_CSP },
       })
     }, {

@@ -1,0 +1,71 @@
+// Large text bodies leave as a one-chunk stream (src/core/one-send.ts): the text is the same, only how Bun writes
+// it changes. Over a real port: src/server.test.ts.
+import { describe, expect, it } from 'bun:test'
+import { ONE_SEND_BYTES, textBody } from '../src/core/one-send'
+import { databaseTargets, startTestApp } from './support/app'
+import { insertUser, signIn, WEB } from './support/clinical'
+
+const read = (body: ReturnType<typeof textBody>) => new Response(body).text()
+
+describe('textBody', () => {
+  it('keeps a short text as it is', () => {
+    expect(textBody('<p>hello</p>')).toBe('<p>hello</p>')
+    expect(textBody('x'.repeat(ONE_SEND_BYTES / 3 - 1))).toBeTypeOf('string')
+  })
+
+  it('hands a text under the limit in UTF-8 bytes over as bytes, one at the limit as a stream, with the same text', async () => {
+    const under = 'x'.repeat(ONE_SEND_BYTES - 1)
+    const at = 'x'.repeat(ONE_SEND_BYTES)
+    expect(textBody(under)).toBeInstanceOf(Uint8Array)
+    expect(textBody(at)).toBeInstanceOf(ReadableStream)
+    expect(await read(textBody(under))).toBe(under)
+    expect(await read(textBody(at))).toBe(at)
+  })
+
+  it('counts bytes, not characters: a text of fewer characters than the limit but more bytes is a stream', async () => {
+    const text = 'é€😀'.repeat(Math.ceil(ONE_SEND_BYTES / 9))
+    expect(text.length).toBeLessThan(ONE_SEND_BYTES)
+    expect(new TextEncoder().encode(text).byteLength).toBeGreaterThanOrEqual(ONE_SEND_BYTES)
+    const body = textBody(text)
+    expect(body).toBeInstanceOf(ReadableStream)
+    expect(await read(body)).toBe(text)
+  })
+})
+
+for (const target of databaseTargets()) {
+  describe(`JSON answers through the envelope [${target}]`, () => {
+    it('a large JSON answer keeps its status, content type and security headers, and parses whole', async () => {
+      const app = await startTestApp({ target })
+      try {
+        const doc = await app.get('/quiz/docs/json')
+        expect(doc.status).toBe(200)
+        expect(doc.headers.get('content-type')).toStartWith('application/json')
+        expect(doc.headers.get('content-security-policy')).toContain("default-src 'self'")
+        expect(doc.headers.get('x-content-type-options')).toBe('nosniff')
+        const text = await doc.text()
+        expect(text.length).toBeGreaterThan(ONE_SEND_BYTES)
+        expect(JSON.parse(text).openapi).toStartWith('3.')
+      } finally {
+        await app.close()
+      }
+    })
+
+    it('a JSON answer with a cookie and one with an error status keep them', async () => {
+      const app = await startTestApp({ target })
+      try {
+        const email = 'one-send@example.test'
+        await insertUser(app, { email })
+        const signedIn = await signIn(app, email, { headers: WEB })
+        expect(signedIn.cookie).toBeString()
+        expect(signedIn.cookie!.length).toBeGreaterThan(10)
+        const refused = await app.post('/api/auth/login', { email, password: 'not-the-password-1' }, { headers: WEB })
+        expect(refused.status).toBe(401)
+        expect(refused.headers.get('content-type')).toStartWith('application/json')
+        expect(refused.headers.get('strict-transport-security')).toContain('max-age=')
+        expect(await refused.json()).toMatchObject({ success: false })
+      } finally {
+        await app.close()
+      }
+    })
+  })
+}
