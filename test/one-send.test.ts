@@ -63,6 +63,11 @@ for (const target of databaseTargets()) {
         expect(refused.headers.get('content-type')).toStartWith('application/json')
         expect(refused.headers.get('strict-transport-security')).toContain('max-age=')
         expect(await refused.json()).toMatchObject({ success: false })
+        // Signing out clears the cookie in a JSON answer (200) beside the security headers.
+        const out = await app.post('/api/auth/logout', {}, { headers: { ...WEB, cookie: `app_auth=${signedIn.cookie}`, origin: 'http://localhost' } })
+        expect(out.status).toBe(200)
+        expect(out.headers.getSetCookie()).toEqual([expect.stringMatching(/^app_auth=;.*Max-Age=0/)])
+        expect(out.headers.get('x-frame-options')).toBe('DENY')
       } finally {
         await app.close()
       }
