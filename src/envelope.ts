@@ -8,7 +8,7 @@
 // - bodyLimits and bodyLimitGate: the `bodyLimit` macro a route (or a controller's guard) declares its limit with,
 //   and the gate that refuses an oversized body before it is parsed.
 // A refusal is thrown as an HttpError, so the service's one error mapper (src/core/errors.ts) writes its body.
-import { Elysia } from 'elysia'
+import { Elysia, StatusMap } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { randomBytes } from 'node:crypto'
@@ -87,7 +87,8 @@ export function hardening(core: Core, service: ServiceStyle) {
       if (!isJsonValue(responseValue)) return
       set.headers['content-type'] ||= 'application/json'
       const { 'set-cookie': cookie, ...rest } = set.headers
-      const response = new Response(textBody(JSON.stringify(responseValue)), { status: set.status as number, headers: rest as Record<string, string> })
+      const status = typeof set.status === 'number' ? set.status : StatusMap[set.status ?? 'OK']
+      const response = new Response(textBody(JSON.stringify(responseValue)), { status, headers: rest as Record<string, string> })
       // The headers are on the response now. Left in `set`, Elysia would copy the response to merge them in again
       // (about 13 us a request). A cookie stays for Elysia to add: it sets each of a list as a header of its own.
       set.headers = cookie === undefined ? {} : ({ 'set-cookie': cookie } as typeof set.headers)

@@ -1,6 +1,8 @@
 // Large text bodies leave as a one-chunk stream (src/core/one-send.ts): the text is the same, only how Bun writes
-// it changes. Over a real port: src/server.test.ts.
+// it changes. Over a real port: test/server.test.ts.
 import { describe, expect, it } from 'bun:test'
+import { Elysia } from 'elysia'
+import { hardening } from '../src/envelope'
 import { ONE_SEND_BYTES, textBody } from '../src/core/one-send'
 import { databaseTargets, startTestApp } from './support/app'
 import { insertUser, signIn, WEB } from './support/clinical'
@@ -45,6 +47,36 @@ for (const target of databaseTargets()) {
         const text = await doc.text()
         expect(text.length).toBeGreaterThan(ONE_SEND_BYTES)
         expect(JSON.parse(text).openapi).toStartWith('3.')
+      } finally {
+        await app.close()
+      }
+    })
+
+    it('the hardening plugin answers a status set by name, a list of cookies, and leaves a Response as it is', async () => {
+      const app = await startTestApp({ target })
+      try {
+        const routes = new Elysia()
+          .use(hardening(app.booted.core, 'quiz'))
+          .get('/named', ({ set }) => {
+            set.status = 'Created'
+            return { made: true }
+          })
+          .get('/cookies', ({ set }) => {
+            set.headers['set-cookie'] = ['a=1; Path=/', 'b=2; Path=/']
+            return [1, 2]
+          })
+          .get('/own', () => new Response('own', { headers: { 'content-type': 'text/plain' } }))
+        const named = await routes.handle(new Request('http://localhost/named'))
+        expect(named.status).toBe(201)
+        expect(await named.json()).toEqual({ made: true })
+        const cookies = await routes.handle(new Request('http://localhost/cookies'))
+        expect(cookies.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/'])
+        expect(cookies.headers.get('x-frame-options')).toBe('DENY')
+        expect(await cookies.json()).toEqual([1, 2])
+        const own = await routes.handle(new Request('http://localhost/own'))
+        expect(own.headers.get('content-type')).toBe('text/plain')
+        expect(own.headers.get('x-frame-options')).toBe('DENY')
+        expect(await own.text()).toBe('own')
       } finally {
         await app.close()
       }
