@@ -125,8 +125,8 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     for (const [kind, handler] of Object.entries(plugin.jobs?.(stateOf(plugin)) ?? {})) jobs.register(kind, handler)
   }
   const schedules: BoundSchedule[] = [
-    ...coreSchedules.map((s) => ({ name: s.name, cron: s.cron, run: () => s.run(core) })),
-    ...plugins.flatMap((p) => (p.schedules ?? []).map((s) => ({ name: s.name, cron: s.cron, run: () => s.run(stateOf(p)) }))),
+    ...coreSchedules.map((s) => ({ ...s, run: () => s.run(core) })),
+    ...plugins.flatMap((p) => (p.schedules ?? []).map((s) => ({ ...s, run: () => s.run(stateOf(p)) }))),
   ]
 
   const outage = outageLog(log, now)

@@ -29,6 +29,8 @@ export interface Config {
   /** `null`: embedded PGlite in DATA_DIR/pg; `memory://`: in-memory PGlite; otherwise a postgres:// URL. */
   databaseUrl: string | null
   databasePoolSize: number
+  /** PGLITE_SUSPEND_AFTER_S: the embedded database on disk closes after this long unused, and opens at the next query; 0 never. */
+  pgliteSuspendAfterMs: number
   vectorDir: string
   /**
    * VECTOR_BACKEND: `auto` is pgvector when the database is a PostgreSQL server that has the extension (every process
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dataDir,
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    pgliteSuspendAfterMs: int('PGLITE_SUSPEND_AFTER_S', 300, 0, 86_400) * 1000,
     vectorDir: str('VECTOR_DIR') ?? join(dataDir, 'lance'),
     vectorBackend,
     s3: s3Set.length === s3Vars.length

@@ -36,7 +36,12 @@ async function main() {
   }
   process.on('SIGTERM', early)
   process.on('SIGINT', early)
-  const db = openDb(databaseOptions(config))
+  const db = openDb({
+    ...databaseOptions(config),
+    onRest: (rest) => log.info(rest, rest.event === 'suspended'
+      ? 'embedded database closed while unused (PGLITE_SUSPEND_AFTER_S); the next query opens it'
+      : 'embedded database opened again'),
+  })
   db.catch(() => {}) // boot() awaits it and reports a failure
   let booted
   try {

@@ -71,6 +71,11 @@ export interface Schedule<S = Core> {
   /** croner pattern, e.g. every 10 minutes: `0 *\/10 * * * *` (seconds field first). */
   cron: string
   run(state: S): Promise<void>
+  /**
+   * While the embedded database rests (DbRest), skip the run instead of opening it: for a task that holds the
+   * database open itself while it has work (a hold), so a resting database means it has none.
+   */
+  skipWhileAsleep?: boolean
 }
 
 /** The state of another plugin, set up earlier in the plugin list (the clinical family shares the clinical one's). */

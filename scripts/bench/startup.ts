@@ -3,16 +3,22 @@
 //     GET /api/health;
 //   - existing: the same again on the now-initialised DATA_DIR;
 //   - idle RSS: VmRSS of the server process after IDLE_S seconds without requests (after each start), and of it the
-//     anonymous memory (heaps, PGlite's WebAssembly memory; the rest is mapped files, mostly the bun binary).
+//     anonymous memory (heaps, PGlite's WebAssembly memory; the rest is mapped files, mostly the bun binary);
+//   - PGlite at rest: a third start on the existing DATA_DIR with PGLITE_SUSPEND_AFTER_S=REST_S: VmRSS once the
+//     embedded database has closed (its log line), and the time of the first request after it (GET /api/health,
+//     which opens the database again).
 // Each is repeated REPEAT times (median printed), on the embedded PGlite and, when the PostgreSQL server of
 // BENCH_DATABASE_URL answers, with DATABASE_URL pointing at a fresh database of it.
 //
-//   bun scripts/bench/startup.ts            (REPEAT=3 IDLE_S=5)
-import { readFileSync, rmSync } from 'node:fs'
+//   bun scripts/bench/startup.ts            (REPEAT=3 IDLE_S=5 REST_S=5)
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { freshDataDir, freshServerDatabase, median, redact, rssMb, SERVER_URL, serverAvailable, spawnServer } from './support'
 
 const REPEAT = Number(process.env.REPEAT ?? 3)
 const IDLE_MS = Number(process.env.IDLE_S ?? 5) * 1000
+const REST_S = Number(process.env.REST_S ?? 5)
 
 interface Sample {
   freshMs: number
@@ -20,6 +26,10 @@ interface Sample {
   existingMs: number
   existingRssMb: number
   existingAnonMb: number
+  /** PGlite only: at rest, and the first request after it. */
+  restedRssMb?: number
+  restedAnonMb?: number
+  wakeMs?: number
 }
 
 /** Anonymous resident memory of a process in MB (smaps_rollup). */
@@ -35,6 +45,30 @@ async function startOnce(env: Record<string, string>): Promise<{ ms: number; rss
   }
 }
 
+/** A start on existing data whose database rests after REST_S: memory at rest, then the request that opens it. */
+async function restOnce(env: Record<string, string>): Promise<{ rss: number; anon: number; wakeMs: number }> {
+  const server = await spawnServer({
+    cmd: [process.execPath, 'src/main.ts'], env: { ...env, LOG_LEVEL: 'info', PGLITE_SUSPEND_AFTER_S: String(REST_S) }, readyPath: '/api/health',
+  })
+  try {
+    const log = join(tmpdir(), `bench-server-${server.port}.log`)
+    const deadline = performance.now() + REST_S * 1000 + 60_000
+    while (!(existsSync(log) && readFileSync(log, 'utf8').includes('"event":"suspended"'))) {
+      if (performance.now() > deadline) throw new Error(`the database did not rest within ${REST_S + 60} s; log: ${log}`)
+      await Bun.sleep(250)
+    }
+    await Bun.sleep(1000)
+    const rss = rssMb(server.proc.pid)
+    const anon = anonMb(server.proc.pid)
+    const started = performance.now()
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/health`)
+    if (res.status !== 200) throw new Error(`GET /api/health after the rest answered ${res.status}`)
+    return { rss, anon, wakeMs: performance.now() - started }
+  } finally {
+    await server.stop()
+  }
+}
+
 async function sample(database: 'pglite' | 'postgres'): Promise<Sample> {
   const dataDir = freshDataDir('bench-startup')
   const db = database === 'postgres' ? await freshServerDatabase('bench_startup') : null
@@ -42,7 +76,11 @@ async function sample(database: 'pglite' | 'postgres'): Promise<Sample> {
   try {
     const fresh = await startOnce(env)
     const existing = await startOnce(env)
-    return { freshMs: fresh.ms, freshRssMb: fresh.rss, existingMs: existing.ms, existingRssMb: existing.rss, existingAnonMb: existing.anon }
+    const rested = database === 'pglite' ? await restOnce(env) : null
+    return {
+      freshMs: fresh.ms, freshRssMb: fresh.rss, existingMs: existing.ms, existingRssMb: existing.rss, existingAnonMb: existing.anon,
+      restedRssMb: rested?.rss, restedAnonMb: rested?.anon, wakeMs: rested?.wakeMs,
+    }
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
     await db?.drop()
@@ -59,8 +97,9 @@ async function main() {
   for (const target of targets) {
     const samples: Sample[] = []
     for (let i = 0; i < REPEAT; i++) samples.push(await sample(target))
-    const col = (pick: (s: Sample) => number, digits: number) =>
-      `${median(samples.map(pick)).toFixed(digits)}  [${samples.map((s) => pick(s).toFixed(digits)).join(', ')}]`
+    const col = (pick: (s: Sample) => number | undefined, digits: number) => samples.some((s) => pick(s) === undefined)
+      ? '-'
+      : `${median(samples.map((s) => pick(s)!)).toFixed(digits)}  [${samples.map((s) => pick(s)!.toFixed(digits)).join(', ')}]`
     rows.push([
       target === 'pglite' ? 'PGlite (DATA_DIR)' : 'PostgreSQL (DATABASE_URL)',
       col((s) => s.freshMs, 0),
@@ -68,15 +107,22 @@ async function main() {
       col((s) => s.freshRssMb, 0),
       col((s) => s.existingRssMb, 0),
       col((s) => s.existingAnonMb, 0),
+      col((s) => s.restedRssMb, 0),
+      col((s) => s.restedAnonMb, 0),
+      col((s) => s.wakeMs, 0),
     ])
   }
-  const header = ['database', 'fresh start ms', 'existing start ms', 'idle RSS MB (fresh)', 'idle RSS MB (existing)', 'of it anonymous MB']
+  const header = [
+    'database', 'fresh start ms', 'existing start ms', 'idle RSS MB (fresh)', 'idle RSS MB (existing)', 'of it anonymous MB',
+    'at rest RSS MB', 'of it anonymous MB', 'first request after rest ms',
+  ]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')
   console.log(line(header))
   console.log(line(widths.map((w) => '-'.repeat(w))))
   for (const r of rows) console.log(line(r))
   console.log('\nmedian [each run]; start = spawn of `bun src/main.ts` to the first 200 of GET /api/health')
+  console.log(`at rest: PGLITE_SUSPEND_AFTER_S=${REST_S}, read 1 s after the database closed (existing data)`)
 }
 
 await main()

@@ -3,10 +3,12 @@
 // held up the requests around it. Here each query is one message to the database thread and one back; the HTTP thread
 // only sends, and a second core runs the database. A transaction is opened on the thread and named by an id that its
 // queries carry; the rule that a root-handle query made inside a transaction's callback joins it stays on this side.
+// A database on disk can rest while unused (DbOptions.suspendAfterMs): its thread closes and ends, which gives back
+// the memory PGlite holds, and the next query opens it again (see `rest` below).
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { compile, type Db, type DbOptions } from './db'
+import { compile, type Db, type DbOptions, type DbRest } from './db'
 
 export interface ThreadOpen {
   /** A data directory on disk; without it the database lives in memory. */
@@ -36,7 +38,10 @@ type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<
 /** Bun's Worker: the DOM typings lack its ref/unref. */
 type BunWorker = Worker & { ref(): void; unref(): void }
 
-/** PGlite's compiled WebAssembly, once per process: every database thread instantiates the same module. */
+/**
+ * PGlite's compiled WebAssembly, once per process: every database thread instantiates the same module. A resting
+ * database lets go of it (forgetPgliteModule): the compiled code is some 40 MB of the process's memory.
+ */
 let wasmModule: Promise<WebAssembly.Module> | null = null
 const pgliteModule = () =>
   (wasmModule ??= (async () => {
@@ -46,6 +51,7 @@ const pgliteModule = () =>
     wasmModule = null
     throw err
   }))
+const forgetPgliteModule = () => void (wasmModule = null)
 
 /** A failure on the database thread, with the fields of the error it had there (pgErrorCode reads `code`). */
 export class PgliteThreadError extends Error {
@@ -55,18 +61,20 @@ export class PgliteThreadError extends Error {
   }
 }
 
-export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
+/** One database thread, opened: `call` asks it, `close` ends it. `lost` runs if it ends by itself (a crash). */
+interface Thread {
+  call<T>(request: Request): Promise<T>
+  close(): Promise<void>
+  /** Requests sent and not yet answered. */
+  readonly inFlight: number
+}
+
+async function startThread(options: Omit<ThreadOpen, 'wasmModule'>, lost: (err: Error) => void): Promise<Thread> {
   // The thread starts (and loads PGlite's JavaScript) while this one compiles the WebAssembly.
   const worker = new Worker(new URL('./db-pglite-thread.ts', import.meta.url).href) as BunWorker
-  const options: ThreadOpen = { vector: opts.vector ?? false }
+  let wasm: WebAssembly.Module
   try {
-    options.wasmModule = await pgliteModule()
-    if (opts.url === 'memory://') {
-      if (opts.pgliteTemplate) options.loadDataDir = opts.pgliteTemplate
-    } else {
-      options.dataDir = join(opts.dataDir, 'pg')
-      mkdirSync(options.dataDir, { recursive: true })
-    }
+    wasm = await pgliteModule()
   } catch (err) {
     worker.terminate()
     throw err
@@ -74,6 +82,7 @@ export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
   const pending = new Map<number, { resolve: (value: any) => void; reject: (err: Error) => void }>()
   let nextId = 1
   let stopped: Error | null = null
+  let closing = false
   // The thread keeps the process alive only while it has work: an idle database never holds an exit back.
   worker.unref()
   const settle = (id: number) => {
@@ -89,6 +98,7 @@ export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
     else waiter?.reject(new PgliteThreadError(message.error))
   }
   const fail = (err: Error) => {
+    if (!stopped && !closing) lost(err)
     stopped ??= err
     for (const id of [...pending.keys()]) settle(id)?.reject(err)
   }
@@ -109,12 +119,122 @@ export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
       }
     })
   }
-
   try {
-    await call({ op: 'open', options })
+    await call({ op: 'open', options: { ...options, wasmModule: wasm } })
   } catch (err) {
+    closing = true
     worker.terminate()
     throw err
+  }
+  return {
+    call,
+    get inFlight() {
+      return pending.size
+    },
+    async close() {
+      closing = true
+      try {
+        await call({ op: 'close' })
+      } finally {
+        stopped ??= new Error('the embedded database is closed')
+        worker.terminate()
+      }
+    },
+  }
+}
+
+/** How often a database that may rest looks whether it has been unused long enough. */
+const REST_CHECK_MS = 5_000
+
+export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
+  const options: Omit<ThreadOpen, 'wasmModule'> = { vector: opts.vector ?? false }
+  if (opts.url === 'memory://') {
+    if (opts.pgliteTemplate) options.loadDataDir = opts.pgliteTemplate
+  } else {
+    options.dataDir = join(opts.dataDir, 'pg')
+    mkdirSync(options.dataDir, { recursive: true })
+  }
+  let stopped: Error | null = null
+  const lost = (err: Error) => void (stopped ??= err)
+  let thread: Thread | null = await startThread(options, lost)
+
+  // Resting (a database on disk, with suspendAfterMs): once no query but background ones (`quietly`: job polls,
+  // heartbeats, scheduled sweeps) has come for suspendAfterMs, no background task and no transaction is under way,
+  // and no hold says work is waiting, the thread closes the database and ends. The first query after that opens it
+  // again on a new thread.
+  const restAfterMs = options.dataDir ? opts.suspendAfterMs ?? 0 : 0
+  const quiet = new AsyncLocalStorage<true>()
+  const holds = new Set<() => Promise<boolean>>()
+  let lastUse = performance.now()
+  let openTransactions = 0
+  let quietTasks = 0
+  let suspending: Promise<void> | null = null
+  let waking: Promise<Thread> | null = null
+
+  const wake = () =>
+    (waking ??= (async () => {
+      await suspending
+      if (thread) return thread
+      if (stopped) throw stopped
+      const started = performance.now()
+      const opened = await startThread(options, lost)
+      thread = opened
+      opts.onRest?.({ event: 'resumed', ms: Math.round(performance.now() - started) })
+      return opened
+    })().finally(() => (waking = null)))
+
+  const restIfUnused = async () => {
+    const busy = () => !thread || suspending || waking || stopped || openTransactions > 0 || quietTasks > 0 || thread.inFlight > 0
+    if (busy() || performance.now() - lastUse < restAfterMs) return
+    const usedBefore = lastUse
+    for (const hold of holds) {
+      try {
+        if (await quiet.run(true, hold)) return
+      } catch {
+        return // a check that fails keeps the database open: it is asked again at the next look
+      }
+    }
+    if (busy() || lastUse !== usedBefore) return
+    const closing = thread!
+    const idleMs = Math.round(performance.now() - usedBefore)
+    thread = null
+    // The thread ends even when its close fails (Thread.close): the next query opens the database afresh.
+    suspending = closing.close().catch(() => {}).finally(() => {
+      suspending = null
+      forgetPgliteModule()
+      // Nothing runs now: a full collection hands back what the work before the rest left on this thread's heap
+      // too (an idle thread never allocates, so its collector would not run).
+      Bun.gc(true)
+      opts.onRest?.({ event: 'suspended', idleMs })
+    })
+  }
+  const restTimer = restAfterMs > 0 ? setInterval(() => void restIfUnused(), Math.min(REST_CHECK_MS, restAfterMs)) : null
+  restTimer?.unref()
+  const rest: DbRest | undefined = restTimer
+    ? {
+        get asleep() {
+          return thread === null
+        },
+        async quietly(fn) {
+          quietTasks++
+          try {
+            return await quiet.run(true, fn)
+          } finally {
+            quietTasks--
+          }
+        },
+        holdWhile(check) {
+          holds.add(check)
+          return () => void holds.delete(check)
+        },
+      }
+    : undefined
+
+  const call = <T>(request: Request): Promise<T> => {
+    if (stopped) return Promise.reject(stopped)
+    if (restTimer && !quiet.getStore()) lastUse = performance.now()
+    if (thread) return thread.call<T>(request)
+    return wake().then((opened) => opened.call<T>(request))
   }
 
   // As on PGlite in this thread: a query on the root handle made from inside an open transaction's callback (a
@@ -127,12 +247,13 @@ export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
   let closing: Promise<void> | null = null
   const close = () =>
     (closing ??= (async () => {
-      try {
-        await call({ op: 'close' })
-      } finally {
-        stopped ??= new Error('the embedded database is closed')
-        worker.terminate()
-      }
+      if (restTimer) clearInterval(restTimer)
+      await waking?.catch(() => {})
+      await suspending
+      const last = thread
+      thread = null
+      stopped ??= new Error('the embedded database is closed')
+      await last?.close()
     })())
   const dumpDataDir = () => call<Blob>({ op: 'dump' })
 
@@ -153,6 +274,7 @@ export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
 
   return {
     kind: 'pglite',
+    rest,
     sql<T>(strings: TemplateStringsArray, ...values: unknown[]) {
       const tx = joined()
       if (tx) return tx.sql<T>(strings, ...values)
@@ -162,19 +284,24 @@ export async function openPgliteWorker(opts: DbOptions): Promise<Db> {
     async transaction(fn) {
       const outer = joined()
       if (outer) return fn(outer)
-      const id = await call<number>({ op: 'begin' })
-      const state = { tx: inTransaction(id), open: true }
-      let result
+      openTransactions++
       try {
-        result = await openTx.run(state, () => fn(state.tx))
-      } catch (err) {
+        const id = await call<number>({ op: 'begin' })
+        const state = { tx: inTransaction(id), open: true }
+        let result
+        try {
+          result = await openTx.run(state, () => fn(state.tx))
+        } catch (err) {
+          state.open = false
+          await call({ op: 'end', tx: id, commit: false }).catch(() => {})
+          throw err
+        }
         state.open = false
-        await call({ op: 'end', tx: id, commit: false }).catch(() => {})
-        throw err
+        await call({ op: 'end', tx: id, commit: true })
+        return result
+      } finally {
+        openTransactions--
       }
-      state.open = false
-      await call({ op: 'end', tx: id, commit: true })
-      return result
     },
     async exec(text) {
       const tx = joined()

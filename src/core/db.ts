@@ -47,6 +47,21 @@ export interface Db {
   close(): Promise<void>
   /** PGlite only: the data directory as a tarball (tests start in-memory copies of a migrated template). */
   dumpDataDir?(): Promise<Blob>
+  /** The embedded database on disk when it may rest while unused (DbOptions.suspendAfterMs); absent elsewhere. */
+  readonly rest?: DbRest
+}
+
+/**
+ * A database that rests: once unused for a while it closes to give its memory back, and the next query opens it
+ * again (a few hundred milliseconds). Background work tells it apart from use, and says when work is waiting.
+ */
+export interface DbRest {
+  /** True while it is closed. A background task with nothing to do while it rests skips its query. */
+  readonly asleep: boolean
+  /** Runs fn with its queries not counted as use (polls, heartbeats, sweeps): they alone do not keep it open. */
+  quietly<T>(fn: () => Promise<T>): Promise<T>
+  /** A check asked before it rests: true (a job to run, a mail to retry) keeps it open. Answers the unregistering. */
+  holdWhile(check: () => Promise<boolean>): () => void
 }
 
 export interface DbOptions {
@@ -60,15 +75,19 @@ export interface DbOptions {
   vector?: boolean
   /** PGlite only: run it on a thread of its own (the default; see openPglite). false keeps it on the calling thread. */
   pgliteThread?: boolean
+  /** PGlite on disk, on its thread: rest after this long unused (DbRest); 0 or unset never rests. */
+  suspendAfterMs?: number
+  /** Told when a resting database closes and opens again (the server logs it). */
+  onRest?: (event: { event: 'suspended'; idleMs: number } | { event: 'resumed'; ms: number }) => void
 }
 
 /** The options the server opens its database with, from its configuration. */
 export const databaseOptions = (
-  config: { databaseUrl: string | null; dataDir: string; databasePoolSize: number; vectorBackend: string },
+  config: { databaseUrl: string | null; dataDir: string; databasePoolSize: number; vectorBackend: string; pgliteSuspendAfterMs: number },
   pgliteTemplate?: Blob,
 ): DbOptions => ({
   url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, pgliteTemplate,
-  vector: config.vectorBackend === 'pgvector',
+  vector: config.vectorBackend === 'pgvector', suspendAfterMs: config.pgliteSuspendAfterMs,
 })
 
 /**

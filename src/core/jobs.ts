@@ -324,6 +324,15 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
     }
   }
 
+  // A database that rests (DbRest): polls and heartbeats are not use, and while it rests they wait. It rests only
+  // when no job is pending or running, so none can be missed: a new one is written by a query that opens it again.
+  const quietly = <T>(fn: () => Promise<T>) => (db.rest ? db.rest.quietly(fn) : fn())
+  const asleep = () => db.rest?.asleep === true
+  const workWaiting = async () => running.size > 0
+    || (await db.sql<{ waiting: boolean }>`
+      select exists (select 1 from core.jobs where status in ('pending', 'running')) as waiting`)[0]!.waiting
+  let releaseHold: (() => void) | null = null
+
   // This process's heartbeat row: written on start and every heartbeatMs; stale rows of stopped processes are
   // swept once they hold no running job (or once even their leases are over).
   const sweep = () => db.sql`
@@ -338,7 +347,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       on conflict (id) do update set heartbeat_at = now()`
     await sweep()
   }
-  const beatSafely = () => beat().catch((err) => log.warn({ err }, 'job worker heartbeat failed'))
+  const beatSafely = () => quietly(beat).catch((err) => log.warn({ err }, 'job worker heartbeat failed'))
 
   const inlineWorker = `${processId}:inline`
   const insert = async (executor: Db, kind: string, payload: unknown, o: EnqueueOptions) => {
@@ -419,7 +428,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       // fresh heartbeat keeps its job even when a lease renewal is late. This process never reclaims its own jobs:
       // it is alive, and on PGlite a burst of queries resolves without yielding to timers, so its heartbeat can
       // go stale while its workers run (test/queue-compare.test.ts, burst).
-      const [job] = await db.sql<ClaimedJob>`
+      const [job] = await quietly(() => db.sql<ClaimedJob>`
         update core.jobs set status = 'running', locked_by = ${workerId}, locked_process = ${processId}, attempts = attempts + 1,
           lease_until = now() + ${leaseInterval}::interval, started_at = coalesce(started_at, now())
         where id = (
@@ -433,7 +442,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
           order by j.created_at limit 1
           for update of j skip locked
         )
-        returning ${raw(COLUMNS)}, max_attempts`
+        returning ${raw(COLUMNS)}, max_attempts`)
       if (!job) return false
       if (job.attempts > job.max_attempts) {
         await giveUp(job, workerId, { kind: 'abandoned', attempts: job.max_attempts })
@@ -448,15 +457,17 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       if (heartbeat) clearInterval(heartbeat.timer) // started twice: one heartbeat is enough
       // Registered before the loops claim, so a job they take is covered by the heartbeat from the start.
       const registered = beatSafely()
-      const state = { timer: setInterval(() => (state.inFlight = beatSafely()), heartbeatMs), inFlight: registered }
+      const state = { timer: setInterval(() => asleep() || (state.inFlight = beatSafely()), heartbeatMs), inFlight: registered }
       heartbeat = state
+      releaseHold?.()
+      releaseHold = db.rest?.holdWhile(workWaiting) ?? null
       loops = Array.from({ length: opts.workers }, (_, n) => (async () => {
         await registered
         const worker = `${processId}:w${n}`
         while (!stopping) {
           let claimed = false
           try {
-            claimed = await jobs.runOnce(worker)
+            claimed = !asleep() && await jobs.runOnce(worker)
           } catch (err) {
             log.error({ err }, 'job worker could not claim')
           }
@@ -479,6 +490,8 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
     },
     async stop(graceMs = 10_000) {
       stopping = true
+      releaseHold?.()
+      releaseHold = null
       wakeAll()
       const inFlight = [...running.entries()]
       if (inFlight.length > 0) {

@@ -117,6 +117,10 @@ const toMessage = (r: Row): OutboxMessage => ({
 export function createOutbox(deps: OutboxDeps & { log: Logger }, deliverOnce: DeliverOnce): MailOutbox {
   const { db, crypto, now, log } = deps
   const at = (offsetMs = 0) => new Date(now() + offsetMs).toISOString()
+  // A resting database (DbRest) stays open while a message waits for its next attempt: the retry schedule skips
+  // its runs while the database rests.
+  db.rest?.holdWhile(async () => (await db.sql<{ waiting: boolean }>`
+    select exists (select 1 from core.mail_outbox where status = 'pending') as waiting`)[0]!.waiting)
 
   const read = async (id: number) => {
     const [row] = await db.sql<Row>`

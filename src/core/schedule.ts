@@ -18,6 +18,7 @@ export interface BoundSchedule {
   name: string
   cron: string
   run(): Promise<void>
+  skipWhileAsleep?: boolean
 }
 
 /** Claims one scheduled run for this process: true when no other process has it. */
@@ -28,12 +29,18 @@ export async function claimScheduledRun(core: Core, name: string, slot: Date): P
 }
 
 export function startSchedules(core: Core, schedules: BoundSchedule[]): () => void {
+  // A resting database (DbRest): a sweep opens it, but its queries are not use, so it rests again once done.
+  const rest = core.db.rest
+  const quietly = (fn: () => Promise<void>) => (rest ? rest.quietly(fn) : fn())
   const tasks = schedules.map((s) => {
     const task: Cron = new Cron(s.cron, { protect: true, catch: (err) => core.log.error({ err, schedule: s.name }, 'scheduled task failed') }, async () => {
+      if (s.skipWhileAsleep && rest?.asleep) return
       // croner runs on the real clock: the slot is the scheduled time this firing belongs to.
       const slot = task.nextRun(new Date(Date.now() - SCHEDULE_SLOT_TOLERANCE_MS))
-      if (slot && !(await claimScheduledRun(core, s.name, slot))) return
-      await s.run()
+      await quietly(async () => {
+        if (slot && !(await claimScheduledRun(core, s.name, slot))) return
+        await s.run()
+      })
     })
     return task
   })
@@ -48,7 +55,11 @@ export const coreSchedules: Schedule[] = [
   { name: 'core.vectors.maintain', cron: '0 */10 * * * *', run: (core) => core.vectors.maintainAll() },
   // Mail the server could not send at once is retried when due (src/core/outbox.ts). Each message is also claimed
   // with FOR UPDATE SKIP LOCKED, so even two runs at once (a late firing) never send one message twice.
-  { name: 'core.mail.outbox', cron: '*/30 * * * * *', run: async (core) => void (await core.mail.outbox?.deliverDue()) },
+  // The outbox holds a resting database open while a message waits (src/core/outbox.ts), so it skips while it rests.
+  {
+    name: 'core.mail.outbox', cron: '*/30 * * * * *', skipWhileAsleep: true,
+    run: async (core) => void (await core.mail.outbox?.deliverDue()),
+  },
   // A write the process was killed in the middle of leaves its temporary file (src/core/storage.ts).
   { name: 'core.storage.sweep', cron: '0 23 * * * *', run: async (core) => void (await core.storage.sweepPartials()) },
   { name: 'core.mail.outbox.sweep', cron: '0 47 * * * *', run: async (core) => void (await core.mail.outbox?.sweep()) },
