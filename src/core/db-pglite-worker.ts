@@ -61,7 +61,7 @@ export class PgliteThreadError extends Error {
   }
 }
 
-/** One database thread, opened: `call` asks it, `close` ends it. `lost` runs if it ends by itself (a crash). */
+/** One database thread, opened: `call` asks it, `close` ends it. */
 interface Thread {
   call<T>(request: Request): Promise<T>
   close(): Promise<void>
@@ -69,6 +69,7 @@ interface Thread {
   readonly inFlight: number
 }
 
+/** Starts a thread and opens the database on it; `lost` is told if the thread ends other than by `close` (a crash). */
 async function startThread(options: Omit<ThreadOpen, 'wasmModule'>, lost: (err: Error) => void): Promise<Thread> {
   // The thread starts (and loads PGlite's JavaScript) while this one compiles the WebAssembly.
   const worker = new Worker(new URL('./db-pglite-thread.ts', import.meta.url).href) as BunWorker
