@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { dirname, join, resolve, sep } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from '../src/config'
-import { keyFingerprint, snapshotFiles, writeSnapshot, type SnapshotDone } from '../src/core/backup'
+import { embeddedDatabaseHeld, keyFingerprint, SERVER_PID_FILE, snapshotFiles, writeSnapshot, type SnapshotDone } from '../src/core/backup'
 import { openDb } from '../src/core/db'
 
 export const MANIFEST_FORMAT = 1
@@ -91,9 +91,8 @@ const waitFor = async <T>(check: () => T | null, timeoutMs: number, what: string
 async function snapshotPglite(config: Readonly<Config>, id: string, offline: boolean): Promise<SnapshotDone & { taken: 'online' | 'offline' }> {
   const files = snapshotFiles(config.dataDir, id)
   mkdirSync(files.dir, { recursive: true })
-  // PGlite keeps postmaster.pid while the database is open (and after a crash: --offline is for that case).
-  const held = existsSync(join(config.dataDir, 'pg', 'postmaster.pid'))
-  if (offline || !held) {
+  // A running server holds the folder, its database open or resting (after a crash: --offline is for that case).
+  if (offline || !embeddedDatabaseHeld(config.dataDir)) {
     if (!existsSync(join(config.dataDir, 'pg', 'PG_VERSION'))) throw new BackupError(`no embedded database in ${join(config.dataDir, 'pg')}`)
     const db = await openDb({ url: null, dataDir: config.dataDir })
     try {
@@ -107,7 +106,7 @@ async function snapshotPglite(config: Readonly<Config>, id: string, offline: boo
   try {
     await waitFor(() => (existsSync(files.request) ? null : true), TAKE_TIMEOUT_MS,
       `no running server took the snapshot request within ${TAKE_TIMEOUT_MS / 1000} s. If the server is stopped (a crash leaves `
-      + `${join(config.dataDir, 'pg', 'postmaster.pid')} behind), run again with --offline`)
+      + `${join(config.dataDir, 'pg', 'postmaster.pid')} or ${join(config.dataDir, SERVER_PID_FILE)} behind), run again with --offline`)
     const done = await waitFor(() => {
       const failure = failed()
       if (failure) throw new BackupError(`the server could not take the snapshot: ${failure.error}`)

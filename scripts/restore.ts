@@ -12,7 +12,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSy
 import { join, resolve, sep } from 'node:path'
 import { parseArgs } from 'node:util'
 import { boot } from '../src/app'
-import { keyFingerprint } from '../src/core/backup'
+import { embeddedDatabaseHeld, keyFingerprint } from '../src/core/backup'
 import { createLogger, drainLog } from '../src/core/log'
 import { plugins } from '../plugins'
 import { reindexAllContent } from '../plugins/learning/service-search'
@@ -45,7 +45,7 @@ async function refuseNonEmptyDatabase(url: string): Promise<void> {
  */
 export async function reindex(env: Env, opts: { force?: boolean } = {}): Promise<{ questions: number; contents: number }> {
   const config = readConfig({ ...env, WORKERS: '0' })
-  if (config.databaseUrl === null && existsSync(join(config.dataDir, 'pg', 'postmaster.pid')) && !opts.force) {
+  if (config.databaseUrl === null && embeddedDatabaseHeld(config.dataDir) && !opts.force) {
     throw new BackupError(`a server seems to hold ${join(config.dataDir, 'pg')}: stop it first (after a crash, pass --force)`)
   }
   const log = createLogger(env.LOG_LEVEL ?? 'warn')

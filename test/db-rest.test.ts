@@ -2,15 +2,18 @@
 // suspendAfterMs and opens again at the next query, with its data; background queries (`quietly`) do not keep it
 // open, use, an open transaction and a hold do; queries that come while it closes or opens all answer.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { boot } from '../src/app'
 import { loadConfig } from '../src/config'
 import { databaseOptions, openDb, type Db, type DbOptions } from '../src/core/db'
 import { openPgliteWorker } from '../src/core/db-pglite-worker'
+import { embeddedDatabaseHeld, SERVER_PID_FILE } from '../src/core/backup'
 import { startSchedules } from '../src/core/schedule'
 import { plugins } from '../plugins'
+import type { Manifest } from '../scripts/backup'
+import { startServer } from './support/server-process'
 import { rejection } from './support/wait'
 
 type RestEvent = Parameters<NonNullable<DbOptions['onRest']>>[0]
@@ -226,6 +229,42 @@ describe('the server on a resting database', () => {
       stopSchedules()
       await core.jobs.stop()
       await booted.shutdown()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+describe('a server process whose database rests', () => {
+  it('still owns its folder: a backup asks it for the snapshot instead of opening the database beside it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'db-rest-server-'))
+    cpSync(template, join(dataDir, 'pg'), { recursive: true })
+    const server = await startServer({ DATA_DIR: dataDir, PGLITE_SUSPEND_AFTER_S: '1', LOG_LEVEL: 'info', WORKERS: '1' }, { bare: true })
+    const rests = () => server.output().split('"event":"suspended"').length - 1
+    try {
+      expect(await until(() => rests() === 1, 20_000)).toBe(true)
+      // PGlite's postmaster.pid is gone with the closed database; the server's own pid file says who holds the folder.
+      expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false)
+      expect(embeddedDatabaseHeld(dataDir)).toBe(true)
+
+      const archive = join(dataDir, 'at-rest.tar.gz')
+      const env = Object.fromEntries(['PATH', 'HOME', 'TMPDIR'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]))
+      const backup = Bun.spawn([process.execPath, 'scripts/backup.ts', '--out', archive], {
+        cwd: join(import.meta.dir, '..'), env: { ...env, DATA_DIR: dataDir }, stdout: 'pipe', stderr: 'pipe',
+      })
+      const [code, out] = await Promise.all([backup.exited, new Response(backup.stdout).text()])
+      expect(code, out).toBe(0)
+      const manifest = JSON.parse(Bun.spawnSync(['tar', '-xOzf', archive, 'manifest.json']).stdout.toString()) as Manifest
+      expect(manifest.database).toEqual({ kind: 'pglite', file: 'database.tar', taken: 'online' })
+      expect(server.output()).toContain('"event":"resumed"')
+
+      // A clean stop takes its pid file away; a pid file of a process that is gone holds nothing.
+      expect(await server.stop()).toBe(0)
+      expect(existsSync(join(dataDir, SERVER_PID_FILE))).toBe(false)
+      expect(embeddedDatabaseHeld(dataDir)).toBe(false)
+      writeFileSync(join(dataDir, SERVER_PID_FILE), '2147483646\n')
+      expect(embeddedDatabaseHeld(dataDir)).toBe(false)
+    } finally {
+      await server.kill9().catch(() => {})
       rmSync(dataDir, { recursive: true, force: true })
     }
   }, 120_000)

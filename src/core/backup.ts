@@ -3,7 +3,7 @@
 // script drops a request file in DATA_DIR/backups and the server writes the snapshot next to it. A file rather than
 // a signal or a route: there is no process id to find, no port or token to guard, and the answer is a file anyway.
 import { createHmac } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Db } from './db'
@@ -14,6 +14,34 @@ export const BACKUP_FOLDER = 'backups'
 export const SNAPSHOT_POLL_MS = 1_000
 const REQUEST_SUFFIX = '.request'
 const SNAPSHOT_ID = /^[A-Za-z0-9_-]{1,100}$/
+
+/**
+ * The process id of the server that owns the embedded database, in DATA_DIR while it runs. PGlite's own
+ * postmaster.pid is there only while the database is open, and a resting database (PGLITE_SUSPEND_AFTER_S) is closed,
+ * though still the server's: the next request opens it again.
+ */
+export const SERVER_PID_FILE = 'server.pid'
+
+/**
+ * Whether a server holds the embedded database in dataDir, so no other process may open it: PGlite's postmaster.pid
+ * is there (an open database, or what a crash left behind), or server.pid names a process that is alive.
+ */
+export function embeddedDatabaseHeld(dataDir: string): boolean {
+  if (existsSync(join(dataDir, 'pg', 'postmaster.pid'))) return true
+  let pid: number
+  try {
+    pid = Number(readFileSync(join(dataDir, SERVER_PID_FILE), 'utf8').trim())
+  } catch {
+    return false
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' // alive, another user's
+  }
+}
 
 /** Where the request and the answers of one snapshot live, by its id. */
 export function snapshotFiles(dataDir: string, id: string) {
@@ -72,12 +100,14 @@ async function writeWhole(path: string, text: string): Promise<void> {
 
 /**
  * Answers snapshot requests while the server runs on an embedded database in DATA_DIR/pg (nothing to do on a
- * PostgreSQL server, which pg_dump reads directly). stop() waits for a snapshot under way, so shutdown can close the
- * database after it.
+ * PostgreSQL server, which pg_dump reads directly), and keeps server.pid meanwhile. stop() waits for a snapshot
+ * under way, so shutdown can close the database after it.
  */
 export function watchSnapshotRequests(opts: { db: Db; dataDir: string; embedded: boolean; encryptionKey: Uint8Array; log: Logger }): { stop(): Promise<void> } {
   if (!opts.embedded || !opts.db.dumpDataDir) return { stop: async () => {} }
   const dir = join(opts.dataDir, BACKUP_FOLDER)
+  const pidFile = join(opts.dataDir, SERVER_PID_FILE)
+  writeFileSync(pidFile, `${process.pid}\n`)
   let running: Promise<void> | null = null
   const answer = async (id: string) => {
     const files = snapshotFiles(opts.dataDir, id)
@@ -106,6 +136,7 @@ export function watchSnapshotRequests(opts: { db: Db; dataDir: string; embedded:
     async stop() {
       clearInterval(timer)
       await running
+      rmSync(pidFile, { force: true })
     },
   }
 }
