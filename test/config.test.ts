@@ -54,6 +54,7 @@ describe('config defaults (RUNTIME.md)', () => {
       quizPort: null,
       dataDir: dir,
       databaseUrl: null,
+      pgliteSuspendAfterMs: 300_000,
       vectorDir: join(dir, 'lance'),
       s3: null,
       maxUploadSize: 52428800,
@@ -118,6 +119,10 @@ describe('config defaults (RUNTIME.md)', () => {
     expect(config.ai.embeddingModel).toBe('text-embedding-3-small')
   })
 
+  it('PGLITE_SUSPEND_AFTER_S is read in seconds; 0 keeps the embedded database open', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), PGLITE_SUSPEND_AFTER_S: '45' }).pgliteSuspendAfterMs).toBe(45_000)
+    expect(loadConfig({ DATA_DIR: dataDir(), PGLITE_SUSPEND_AFTER_S: '0' }).pgliteSuspendAfterMs).toBe(0)
+  })
   it('DATABASE_URL=memory:// selects the in-memory database', () => {
     expect(loadConfig({ DATA_DIR: dataDir(), DATABASE_URL: 'memory://' }).databaseUrl).toBe('memory://')
   })
@@ -192,6 +197,8 @@ describe('invalid values are refused with the variable named', () => {
     ['MAX_UPLOAD_SIZE', { MAX_UPLOAD_SIZE: '0' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
+    ['PGLITE_SUSPEND_AFTER_S', { PGLITE_SUSPEND_AFTER_S: '-5' }],
+    ['PGLITE_SUSPEND_AFTER_S', { PGLITE_SUSPEND_AFTER_S: 'soon' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
     ['TRUST_PROXY', { TRUST_PROXY: '11' }],
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.1, 10.0.0.0/40' }],
