@@ -1,7 +1,8 @@
 // Consistent snapshots of the embedded database for scripts/backup.ts. PGlite's data folder belongs to the process
 // that opened it (a second opener would corrupt it), so while the server runs the server itself dumps it: the backup
 // script drops a request file in DATA_DIR/backups and the server writes the snapshot next to it. A file rather than
-// a signal or a route: there is no process id to find, no port or token to guard, and the answer is a file anyway.
+// a signal or a route: no port or token to guard, and the answer is a file anyway. The server's process id
+// (server.pid) only says that a server holds the folder.
 import { createHmac } from 'node:crypto'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { readdir, rename, rm, writeFile } from 'node:fs/promises'
