@@ -64,6 +64,9 @@ export interface DbRest {
   holdWhile(check: () => Promise<boolean>): () => void
 }
 
+/** Runs fn as background work of db (DbRest.quietly) on a database that rests; as it is elsewhere. */
+export const quietly = <T>(db: Db, fn: () => Promise<T>): Promise<T> => (db.rest ? db.rest.quietly(fn) : fn())
+
 export interface DbOptions {
   /** null: embedded PGlite under dataDir/pg; memory://: in-memory PGlite; postgres://: a server. */
   url: string | null

@@ -6,7 +6,7 @@
 // up (abandoned or failed) lets its handler settle what it was working on (`onGiveUp`) in the same transaction.
 // WORKERS=0 runs each job inline, inside the request that enqueued it.
 import { hostname } from 'node:os'
-import { fragment, rawSql as raw, type Db, type Fragment } from './db'
+import { fragment, quietly, rawSql as raw, type Db, type Fragment } from './db'
 import type { Logger } from './log'
 
 export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled'
@@ -326,7 +326,6 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
 
   // A database that rests (DbRest): polls and heartbeats are not use, and while it rests they wait. It rests only
   // when no job is pending or running, so none can be missed: a new one is written by a query that opens it again.
-  const quietly = <T>(fn: () => Promise<T>) => (db.rest ? db.rest.quietly(fn) : fn())
   const asleep = () => db.rest?.asleep === true
   const workWaiting = async () => running.size > 0
     || (await db.sql<{ waiting: boolean }>`
@@ -347,7 +346,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       on conflict (id) do update set heartbeat_at = now()`
     await sweep()
   }
-  const beatSafely = () => quietly(beat).catch((err) => log.warn({ err }, 'job worker heartbeat failed'))
+  const beatSafely = () => quietly(db, beat).catch((err) => log.warn({ err }, 'job worker heartbeat failed'))
 
   const inlineWorker = `${processId}:inline`
   const insert = async (executor: Db, kind: string, payload: unknown, o: EnqueueOptions) => {
@@ -428,7 +427,7 @@ export function createJobs(db: Db, log: Logger, opts: JobsOptions): Jobs {
       // fresh heartbeat keeps its job even when a lease renewal is late. This process never reclaims its own jobs:
       // it is alive, and on PGlite a burst of queries resolves without yielding to timers, so its heartbeat can
       // go stale while its workers run (test/queue-compare.test.ts, burst).
-      const [job] = await quietly(() => db.sql<ClaimedJob>`
+      const [job] = await quietly(db, () => db.sql<ClaimedJob>`
         update core.jobs set status = 'running', locked_by = ${workerId}, locked_process = ${processId}, attempts = attempts + 1,
           lease_until = now() + ${leaseInterval}::interval, started_at = coalesce(started_at, now())
         where id = (

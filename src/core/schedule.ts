@@ -3,6 +3,7 @@
 // per scheduled time (core.schedule_runs) lets exactly one of them run each period.
 import { Cron } from 'croner'
 import type { Core, Schedule } from '../plugin'
+import { quietly } from './db'
 
 /**
  * A task that fires up to this late still belongs to the scheduled time before it (a busy event loop); later than
@@ -30,14 +31,12 @@ export async function claimScheduledRun(core: Core, name: string, slot: Date): P
 
 export function startSchedules(core: Core, schedules: BoundSchedule[]): () => void {
   // A resting database (DbRest): a sweep opens it, but its queries are not use, so it rests again once done.
-  const rest = core.db.rest
-  const quietly = (fn: () => Promise<void>) => (rest ? rest.quietly(fn) : fn())
   const tasks = schedules.map((s) => {
     const task: Cron = new Cron(s.cron, { protect: true, catch: (err) => core.log.error({ err, schedule: s.name }, 'scheduled task failed') }, async () => {
-      if (s.skipWhileAsleep && rest?.asleep) return
+      if (s.skipWhileAsleep && core.db.rest?.asleep) return
       // croner runs on the real clock: the slot is the scheduled time this firing belongs to.
       const slot = task.nextRun(new Date(Date.now() - SCHEDULE_SLOT_TOLERANCE_MS))
-      await quietly(async () => {
+      await quietly(core.db, async () => {
         if (slot && !(await claimScheduledRun(core, s.name, slot))) return
         await s.run()
       })
