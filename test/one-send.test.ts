@@ -82,6 +82,62 @@ for (const target of databaseTargets()) {
       }
     })
 
+    it('a JSON answer carries the headers its route set, changed or took out, and no other route\'s', async () => {
+      const app = await startTestApp({ target })
+      try {
+        const routes = new Elysia()
+          .use(hardening(app.booted.core, 'quiz'))
+          .get('/plain', () => ({ n: 0 }))
+          .get('/own/:value', ({ set, params }) => {
+            set.headers['cache-control'] = params.value
+            set.headers.vary = 'Origin'
+            return { n: 1 }
+          })
+          .get('/changed', ({ set }) => {
+            set.headers['x-frame-options'] = 'SAMEORIGIN'
+            set.headers['content-type'] = 'application/problem+json'
+            return { n: 2 }
+          })
+          .get('/removed', ({ set }) => {
+            delete set.headers['permissions-policy']
+            return { n: 3 }
+          })
+          .get('/listed', ({ set }) => {
+            ;(set.headers as Record<string, unknown>)['x-list'] = ['a', 'b']
+            set.headers['retry-after'] = 30 as unknown as string
+            return { n: 4 }
+          })
+        const get = (path: string) => routes.handle(new Request(`http://localhost${path}`))
+        const defaults = Object.fromEntries((await get('/plain')).headers)
+        expect(defaults['content-type']).toBe('application/json')
+        expect(defaults['x-frame-options']).toBe('DENY')
+        expect(defaults['permissions-policy']).toBeString()
+        expect(Object.keys(defaults)).toHaveLength(9)
+
+        // The same own headers twice, then others, then the first again: each answer has its own values.
+        for (const value of ['no-store', 'no-store', 'max-age=60', 'no-store']) {
+          const own = await get(`/own/${value}`)
+          expect(own.headers.get('cache-control')).toBe(value)
+          expect(own.headers.get('vary')).toBe('Origin')
+          expect(Object.fromEntries(own.headers)).toEqual({ ...defaults, 'cache-control': value, vary: 'Origin' })
+          expect(await own.json()).toEqual({ n: 1 })
+        }
+        const changed = await get('/changed')
+        expect(Object.fromEntries(changed.headers)).toEqual({ ...defaults, 'x-frame-options': 'SAMEORIGIN', 'content-type': 'application/problem+json' })
+        const removed = await get('/removed')
+        const { 'permissions-policy': _, ...rest } = defaults
+        expect(Object.fromEntries(removed.headers)).toEqual(rest)
+        const listed = await get('/listed')
+        expect(listed.headers.get('x-list')).toBe('a, b')
+        expect(listed.headers.get('retry-after')).toBe('30')
+        expect(listed.headers.get('x-frame-options')).toBe('DENY')
+        // None of it stays for the next answer.
+        expect(Object.fromEntries((await get('/plain')).headers)).toEqual(defaults)
+      } finally {
+        await app.close()
+      }
+    })
+
     it('a JSON answer with a cookie and one with an error status keep them', async () => {
       const app = await startTestApp({ target })
       try {

@@ -20,8 +20,10 @@ export const quizAuth = (core: Core) =>
   new Elysia({ name: 'quiz.auth', seed: core.id }).macro({
     role: (min: Role) => ({
       detail: { security: [{ bearer: [] }] },
-      async resolve({ headers }): Promise<{ user: QuizUser }> {
-        const token = bearerToken(headers.authorization)
+      // The header read off the request: naming `headers` here would have Elysia copy every request header into an
+      // object first, on every route of the API.
+      async resolve({ request }): Promise<{ user: QuizUser }> {
+        const token = bearerToken(request.headers.get('authorization'))
         const user = token ? await userFromToken(core, token) : null
         if (!user) throw HttpError.unauthorized('not_authenticated', 'Not authenticated')
         if (!hasRole(user, min)) throw HttpError.forbidden('insufficient_role', 'Not enough permissions')
