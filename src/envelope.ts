@@ -204,10 +204,11 @@ export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
   const cookieOnly = (request: Request) =>
     readCookie(request, sessionCookie) !== null && !bearerToken(request.headers.get('authorization'))
   return new Elysia({ name: 'core.cors', seed: `${apiPrefix}:${core.id}` })
+    // A default header (each request's set.headers starts with it): no property to add to every request's.
+    .headers({ vary: 'Origin' })
     .onRequest(({ request, set }) => {
       const origin = request.headers.get('origin') || null
       const allowed = isOriginAllowed(origin, policy, request.url)
-      set.headers.vary = 'Origin'
       if (origin !== null && allowed) Object.assign(set.headers, corsHeaders(origin))
       if (!STATE_CHANGING_METHODS.has(request.method) || !underApi(pathOf(request))) return
       const refused = origin !== null

@@ -37,6 +37,18 @@ describe('client address', () => {
     expect(clientAddress(request('198.51.100.1', '203.0.113.9'), named)).toBe('198.51.100.1')
   })
 
+  it('an empty, blank or padded header, or empty entries, read as the entries there are', () => {
+    const one = trustOf('true')
+    expect(clientAddress(request('10.0.0.2'), one)).toBe('10.0.0.2')
+    expect(clientAddress(request('10.0.0.2', ''), one)).toBe('10.0.0.2')
+    expect(clientAddress(request('10.0.0.2', '   '), one)).toBe('10.0.0.2')
+    expect(clientAddress(request('10.0.0.2', ' 203.0.113.9 '), one)).toBe('203.0.113.9')
+    expect(clientAddress(request('10.0.0.2', '198.51.100.4, 203.0.113.9, '), one)).toBe('203.0.113.9')
+    expect(clientAddress(request('10.0.0.2', '198.51.100.4,,203.0.113.9'), trustOf('2'))).toBe('198.51.100.4')
+    // Without the header, X-Real-IP (one proxy that sets it) is the client.
+    expect(clientAddress(request('10.0.0.2', undefined, '203.0.113.5'), one)).toBe('203.0.113.5')
+  })
+
   it('a value that is not an IP address is refused: the socket address stands', () => {
     const one = trustOf('true')
     expect(clientAddress(request('10.0.0.2', "10.9.9.9' or '1'='1"), one)).toBe('10.0.0.2')

@@ -98,9 +98,19 @@ export function clientAddress(request: Request, trust: ProxyTrust): string {
   return address
 }
 
+/** The entries of an X-Forwarded-For header, left to right, without empty ones (none for a request without it). */
+function forwardedChain(header: string | null): string[] {
+  if (header === null) return []
+  if (!header.includes(',')) {
+    const entry = header.trim()
+    return entry ? [entry] : []
+  }
+  return header.split(',').map((s) => s.trim()).filter(Boolean)
+}
+
 function addressOf(request: Request, trust: ProxyTrust): string {
   if (!trust) return socketOf(request)
-  const chain = (request.headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const chain = forwardedChain(request.headers.get('x-forwarded-for'))
   if ('hops' in trust) {
     // With n proxies in front, the n-th entry from the right is what the outermost of them saw.
     const seen = chain.length > 0 ? chain[Math.max(0, chain.length - trust.hops)] : request.headers.get('x-real-ip')
