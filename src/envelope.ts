@@ -116,7 +116,7 @@ function jsonResponseHeaders(defaults: Record<string, string>): (set: Record<str
     for (const name in set) {
       const value = set[name]
       if (value === defaults[name]) kept++
-      else if (name === 'set-cookie') continue
+      else if (name === 'set-cookie' || (name === 'content-type' && !value)) continue
       else if (typeof value === 'string' || typeof value === 'number') (own ??= []).push([name, String(value)])
       else listed = true
     }

@@ -98,6 +98,10 @@ for (const target of databaseTargets()) {
             set.headers['content-type'] = 'application/problem+json'
             return { n: 2 }
           })
+          .get('/untyped', ({ set }) => {
+            set.headers['content-type'] = ''
+            return { n: 5 }
+          })
           .get('/removed', ({ set }) => {
             delete set.headers['permissions-policy']
             return { n: 3 }
@@ -124,6 +128,7 @@ for (const target of databaseTargets()) {
         }
         const changed = await get('/changed')
         expect(Object.fromEntries(changed.headers)).toEqual({ ...defaults, 'x-frame-options': 'SAMEORIGIN', 'content-type': 'application/problem+json' })
+        expect(Object.fromEntries((await get('/untyped')).headers)).toEqual(defaults)
         const removed = await get('/removed')
         const { 'permissions-policy': _, ...rest } = defaults
         expect(Object.fromEntries(removed.headers)).toEqual(rest)
