@@ -106,35 +106,34 @@ export function hardening(core: Core, service: ServiceStyle) {
 function jsonResponseHeaders(defaults: Record<string, string>): (set: Record<string, unknown>) => Headers {
   const base = new Headers({ ...defaults, 'content-type': 'application/json' })
   const count = Object.keys(defaults).length
-  let last: { own: Array<[string, string]>; headers: Headers } | null = null
-  const sameAsLast = (own: Array<[string, string]>) =>
+  type Own = Array<[string, unknown]>
+  let last: { own: Own; headers: Headers } | null = null
+  const sameAsLast = (own: Own) =>
     last !== null && last.own.length === own.length && own.every(([name, value], i) => last!.own[i]![0] === name && last!.own[i]![1] === value)
   return (set) => {
     let kept = 0
-    let own: Array<[string, string]> | null = null
-    let listed = false
+    let own: Own | null = null
     for (const name in set) {
       const value = set[name]
       if (value === defaults[name]) kept++
-      else if (name === 'set-cookie' || (name === 'content-type' && !value)) continue
-      else if (typeof value === 'string' || typeof value === 'number') (own ??= []).push([name, String(value)])
-      else listed = true
+      else if (name !== 'set-cookie' && !(name === 'content-type' && !value)) (own ??= []).push([name, value])
     }
-    if (kept === count && !listed) {
+    if (kept === count) {
       if (own === null) return base
       if (sameAsLast(own)) return last!.headers
     }
     const headers = new Headers(base)
     // A default header a route took out is not sent.
     if (kept !== count) for (const name in defaults) if (set[name] !== defaults[name]) headers.delete(name)
-    for (const [name, value] of own ?? []) headers.set(name, value)
-    if (listed) {
-      for (const name in set) {
-        const value = set[name]
-        if (name !== 'set-cookie' && Array.isArray(value)) for (const item of value) headers.append(name, String(item))
+    for (const [name, value] of own ?? []) {
+      if (typeof value === 'string' || typeof value === 'number') headers.set(name, String(value))
+      else if (Array.isArray(value)) {
+        headers.delete(name)
+        for (const item of value) headers.append(name, String(item))
       }
     }
-    if (kept === count && !listed && own !== null) last = { own, headers }
+    // Kept only when every value is text: a list is a new object each time, never the same as the last.
+    if (kept === count && own!.every(([, value]) => typeof value === 'string')) last = { own: own!, headers }
     return headers
   }
 }
