@@ -30,6 +30,7 @@
 // hits as one row of the solo log (src/core/ratelimit-solo-log.ts), read once by the next start.
 import type { Db } from './db'
 import type { RateDecision, RateLimiterOptions, RateRule } from './ratelimit'
+import { FEW_HITS_MAX, FewHits, type FewHitsKey } from './ratelimit-few-hits'
 import { appendSoloLog, readSoloLog, type SoloEntry } from './ratelimit-solo-log'
 import {
   decide, firstSlot, heldHits, keyOf, newTally, NONE, othersOf, RATE_FLUSH_MS, readAt, slotOf, slotS, trim, unreadHits,
@@ -74,9 +75,24 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     active.delete(tally)
     tallyMap(tally.rule).delete(tally.subject)
   }
-  const held = () => {
+  /**
+   * Rule name → the rule's keys hit a few times (held back, never read): their hits alone, in typed arrays
+   * (src/core/ratelimit-few-hits.ts). Not for a solo rule, whose keys are written at every flush.
+   */
+  const fewHits = new Map<string, { rule: RateRule; keys: FewHits }>()
+  const fewHitsOf = (rule: RateRule) => {
+    let found = fewHits.get(rule.name)
+    if (!found) fewHits.set(rule.name, (found = { rule, keys: new FewHits(isSolo(rule) ? 0 : Math.min(FEW_HITS_MAX, heldHits(rule), rule.limit)) }))
+    return found.keys
+  }
+  const tallied = () => {
     let n = 0
     for (const map of tallies.values()) n += map.size
+    return n
+  }
+  const held = () => {
+    let n = tallied()
+    for (const { keys } of fewHits.values()) n += keys.size
     return n
   }
   const loading = new Map<string, Promise<Tally>>()
@@ -193,7 +209,8 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
   const pruneSlice = (t: number) => {
     // What earlier runs wrote is out of every solo rule's window once SOLO_LOOKBACK_S has passed: unused keys go.
     if (earlier && earlier.size > 0 && t - earlierAt > SOLO_LOOKBACK_S * 1000) earlier = new Map()
-    let left = Math.ceil((held() * flushMs) / PRUNE_EVERY_MS)
+    for (const { rule, keys } of fewHits.values()) keys.prune(firstSlot(rule, t) * 1000, Math.ceil((keys.size * flushMs) / PRUNE_EVERY_MS))
+    let left = Math.ceil((tallied() * flushMs) / PRUNE_EVERY_MS)
     pruning ??= everyTally()
     while (left-- > 0) {
       const next = pruning.next()
@@ -221,7 +238,10 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     flushes++
     const t = now()
     pruneSlice(t)
-    if (final) for (const tally of everyTally()) if (tally.unwritten > 0) active.add(tally)
+    if (final) {
+      for (const { rule, keys } of fewHits.values()) for (const [subject, key] of keys.drain()) tallyMap(rule).set(subject, tallyOfFew(rule, subject, key))
+      for (const tally of everyTally()) if (tally.unwritten > 0) active.add(tally)
+    }
     // A key reset meanwhile is no longer held: nothing of it is written back.
     const keys: Tally[] = []
     for (const tally of active) {
@@ -358,7 +378,34 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     active.add(tally)
     return decide(tally, now())
   }
+  /** A key held in fewHits as a tally, as its hits there left it: held back, never read, nothing written. */
+  const tallyOfFew = (rule: RateRule, subject: string, { hits, admitted }: FewHitsKey): Tally => {
+    const tally = newTally(rule, subject, NONE, -1, hits.at(-1)!)
+    tally.hits = hits
+    tally.unwritten = hits.length
+    tally.unread = admitted
+    return tally
+  }
   const hitNow = (rule: RateRule, subject: string) => {
+    // A key not tallied: its first hits here (a new client address: most of a flood of them) are admitted as a held
+    // key's are (held back, on its own hits alone: fewer than the rule's limit), in fewHits; the hit past them makes
+    // it a tally, as they left it, and goes the tally's way.
+    const tallied = tallyMap(rule)
+    if (!isSolo(rule) && !tallied.has(subject)) {
+      const t = now()
+      const keys = fewHitsOf(rule)
+      const own = keys.hit(subject, t, t - rule.windowS * 1000)
+      if (own > 0) {
+        startTimer()
+        return { allowed: true, remaining: rule.limit - own, retryAfterS: 0 }
+      }
+      const few = keys.take(subject)
+      if (few) {
+        const tally = tallyOfFew(rule, subject, few)
+        trim(tally, t)
+        tallied.set(subject, tally)
+      }
+    }
     const found = tallyOf(rule, subject)
     return found instanceof Promise ? found.then(record) : record(found)
   }
@@ -371,6 +418,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     async reset(rule, subject) {
       const tally = tallyMap(rule).get(subject)
       if (tally) letGo(tally)
+      fewHits.get(rule.name)?.keys.take(subject)
       earlier?.delete(keyOf(rule, subject))
       await db.sql`delete from core.rate_counts where rule = ${rule.name} and subject = ${subject}`
       if (opts.solo) {
