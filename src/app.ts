@@ -28,7 +28,7 @@ import { openVectors, type Vectors } from './core/vectors'
 import { openPgVectors, PgvectorUnavailable } from './core/vectors-pg'
 import type { Core, PluginDefinition, UsePlugin } from './plugin'
 import type { BoundSchedule } from './core/schedule'
-import { apiDocs, bodyLimitGate, hardening, observe, requestRecorder } from './envelope'
+import { apiDocs, bodyLimitGate, finishObserved, hardening, observe, requestRecorder } from './envelope'
 import { ErrorPage } from '../views/layout'
 import { staticAssets } from '../views/static'
 
@@ -152,20 +152,21 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     && (!under(config.clinicalBasePath, path) || config.quizBasePath.length > config.clinicalBasePath.length)
 
   // The socket's address is asked for only when the client address needs it (not behind a trusted proxy that names
-  // the client), and settled before the response leaves: Bun forgets it once it has.
+  // the client), and before the response leaves (the request line is written by then): Bun forgets it once it has.
   const socketOf = (server: Server<unknown> | null | undefined, request: Request) =>
     server ? () => server.requestIP(request)?.address : null
   const serve = async (request: Request, service: ServiceStyle, socket: (() => string | undefined) | null): Promise<Response> => {
     rememberSocketAddress(request, socket)
+    let response: Response
     try {
-      const response = await (service === 'quiz' ? quiz : clinical).handle(request)
-      if (socket) core.clientAddress(request)
-      return response
+      response = await (service === 'quiz' ? quiz : clinical).handle(request)
     } catch (err) {
       // Elysia answers errors through the service's error mapper; this is the last resort if that itself failed.
       log.error({ err }, 'unhandled error in request')
-      return reply(service, request, 500, 'internal', 'Request failed')
+      response = reply(service, request, 500, 'internal', 'Request failed')
     }
+    finishObserved(request, response.status)
+    return response
   }
 
   // A request Elysia never sees (the Host header cannot be part of a URL) is still a request: logged and counted.

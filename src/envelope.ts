@@ -25,15 +25,6 @@ import {
   securityHeaders, varyOnOrigin, withScriptNonce,
 } from './security'
 
-type StatusSet = { status?: number | string }
-
-/** The status a response went out with, from what Elysia hands the after-response hook. */
-function statusOf(set: StatusSet, responseValue: unknown): number {
-  if (responseValue instanceof Response) return responseValue.status
-  if (typeof set.status === 'number') return set.status
-  return 200
-}
-
 /** Records one request of a service from its start: its metrics, then its request line (none for static files). */
 export type RequestRecorder = (request: Request) => (route: string | null, status: number) => void
 
@@ -51,25 +42,31 @@ export function requestRecorder(core: Core, service: ServiceStyle): RequestRecor
   }
 }
 
-/** Where a request's recorder is kept: on Elysia's context, the one object its hooks all get (a WeakMap cost more). */
+/** Where the observe plugin leaves a request's recorder, and Elysia's context (the route it matched): on the request. */
 const STARTED = Symbol('started')
-type Timed = { [STARTED]?: ReturnType<RequestRecorder> }
+type Observed = Request & { [STARTED]?: { finish: ReturnType<RequestRecorder>; context: { route?: string } } }
 
-/** Request log and metrics of one service. First in the chain, so it sees every request the app answers. */
+/**
+ * Request log and metrics of one service. First in the chain, so it sees every request the app answers; the
+ * service's fetch (src/app.ts) records it once the response is ready, with finishObserved. (Elysia's own
+ * after-response hook ran in a setImmediate of its own for every request.)
+ */
 export function observe(core: Core, service: ServiceStyle) {
   // The API log's figures go to the database from here on (once per boot, whichever service comes first).
   core.metrics.apiLog.persist(core)
   const record = requestRecorder(core, service)
   return new Elysia({ name: 'core.observe', seed: `${service}:${core.id}` })
-    .onRequest((ctx) => {
-      ;(ctx as Timed)[STARTED] = record(ctx.request)
+    .onRequest((context) => {
+      ;(context.request as Observed)[STARTED] = { finish: record(context.request), context: context as { route?: string } }
     })
-    .onAfterResponse({ as: 'global' }, (ctx) => {
-      const finish = (ctx as Timed)[STARTED]
-      if (!finish) return
-      ;(ctx as Timed)[STARTED] = undefined
-      finish(ctx.route || null, statusOf(ctx.set, ctx.responseValue))
-    })
+}
+
+/** Records a request the observe plugin started (once), with the status its response went out with. */
+export function finishObserved(request: Request, status: number): void {
+  const started = (request as Observed)[STARTED]
+  if (!started) return
+  ;(request as Observed)[STARTED] = undefined
+  started.finish(started.context.route || null, status)
 }
 
 /**
