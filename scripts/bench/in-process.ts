@@ -14,10 +14,15 @@
 // On PostgreSQL the bare server of scripts/bench/bare-server.ts answers the same reads on the first tree's database
 // too ("bare": the same database work without the framework; BARE=0 leaves it out, BARE_FRAMEWORK=elysia routes it
 // through a bare Elysia app, BARE_RATE_RULE=1 adds the API rule's work).
+// SEPARATE=1: each tree (and the bare server) answers each round in a fresh process of its own, pinned to
+// SERVER_CPU, after a warm-up of its own; besides the process's CPU it gives the main thread's (the rest: the
+// collector's and the JIT's threads). Steadier than one process for all, where every tree's heap is marked by one
+// collector and each tree's memory moves the others' figures (scripts/bench/README.md, "Keys hit a few times").
 //
 //   bun scripts/bench/in-process.ts > /dev/null   (READS=quiz-me,clinical-me,bank BANK_QUESTIONS=500 TARGETS=postgres,pglite ROUNDS=6
 //                                                  REQUESTS=30000 per round CONCURRENCY=50 APP_OTHERS=before=<dir>
-//                                                  BARE=1)
+//                                                  BARE=1 SEPARATE=1 SERVER_CPU=0)
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openBare } from './bare-server'
 import type { Db } from '../../src/core/db'
@@ -29,6 +34,8 @@ const ROUNDS = Number(process.env.ROUNDS ?? 6)
 const REQUESTS = Number(process.env.REQUESTS ?? 30_000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50)
 const TREES = [{ name: 'app', dir: ROOT_DIR }, ...appOthers()]
+const SEPARATE = process.env.SEPARATE === '1'
+const SERVER_CPU = process.env.SERVER_CPU ?? '0'
 
 interface Booted { fetch(request: Request): Promise<Response>; shutdown(): Promise<void>; core: { db: Db } }
 interface Tokens { quiz: string; clinical: string }
@@ -70,22 +77,113 @@ function subjects(tree: string, app: Pick<Booted, 'fetch'>, tokens: Tokens): Sub
   return all.filter((s) => READS.includes(s.read))
 }
 
-/** count requests, CONCURRENCY in flight; answers CPU microseconds per request. */
-async function measure(subject: Subject, count: number, offset: number): Promise<number> {
+/** CPU time (ms) of this process's main thread so far (/proc, Linux). */
+function mainThreadMs(): number {
+  const stat = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+}
+
+/** count requests, CONCURRENCY in flight; answers CPU microseconds per request, the whole process's and the main thread's. */
+async function measureBoth(subject: Subject, count: number, offset: number): Promise<{ cpuUs: number; mainUs: number }> {
   let next = 0
   const before = process.cpuUsage()
+  const mainBefore = mainThreadMs()
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next < count) await subject.send(offset + next++)
   }))
   const used = process.cpuUsage(before)
-  return (used.user + used.system) / count
+  return { cpuUs: (used.user + used.system) / count, mainUs: ((mainThreadMs() - mainBefore) * 1000) / count }
+}
+const measure = async (subject: Subject, count: number, offset: number) => (await measureBoth(subject, count, offset)).cpuUs
+
+/** What a SEPARATE child is to measure: one tree's app (or the bare server, `dir` null) on a database prepared for it. */
+interface ChildTask { tree: string; dir: string | null; env: Record<string, string | undefined>; tokens: Tokens; offset: number; out: string }
+
+/** A SEPARATE child: boots one tree, warms each read up, measures it once, writes the figures to `out`. */
+async function child(task: ChildTask) {
+  const app: Pick<Booted, 'fetch'> & { close(): Promise<void> } = task.dir === null
+    ? await openBare({ ...process.env, ...task.env, JWT_SECRET: BENCH_JWT_SECRET })
+    : await bootTree(task.dir, task.env).then((b) => ({ fetch: b.fetch, close: b.shutdown }))
+  const figures: Array<{ read: string; cpuUs: number; mainUs: number }> = []
+  let offset = task.offset
+  for (const s of subjects(task.tree, app, task.tokens)) {
+    // A fresh process: as long a warm-up as the measure, so the JIT's compiling is done before it.
+    await measure(s, Math.ceil(REQUESTS * s.share), (offset += REQUESTS))
+    Bun.gc(true)
+    figures.push({ read: s.read, ...(await measureBoth(s, Math.ceil(REQUESTS * s.share), (offset += REQUESTS))) })
+  }
+  writeFileSync(task.out, JSON.stringify(figures))
+  await app.close()
+}
+
+/** SEPARATE=1: every round, each tree (then the bare server) in a process of its own, in a rotating order. */
+async function separate(target: string): Promise<Array<{ tree: string; read: string; cpuUs: number[]; mainUs: number[] }>> {
+  const tasks: Array<Omit<ChildTask, 'offset' | 'out'>> = []
+  const dbs: Array<{ drop(): Promise<void> }> = []
+  const dirs: string[] = []
+  const results = new Map<string, { tree: string; read: string; cpuUs: number[]; mainUs: number[] }>()
+  try {
+    for (const tree of TREES) {
+      const pg = target === 'postgres' ? await freshServerDatabase('bench_inproc') : null
+      if (pg) dbs.push(pg)
+      const env = { DATABASE_URL: pg?.url, DATA_DIR: freshDataDir('bench-inproc') }
+      dirs.push(env.DATA_DIR)
+      // Registered and seeded once, by the tree itself (PGlite: then closed, so its children can open the folder).
+      const app = await bootTree(tree.dir, env)
+      const tokens = await register(tree.name, app)
+      if (READS.includes('bank')) await seedBank(app.core.db, BANK_QUESTIONS)
+      await app.shutdown()
+      tasks.push({ tree: tree.name, dir: tree.dir, env, tokens })
+      if (pg && tree === TREES[0] && process.env.BARE !== '0') tasks.push({ tree: 'bare', dir: null, env, tokens })
+    }
+    const out = join(freshDataDir('bench-inproc-out'), 'figures.json')
+    dirs.push(join(out, '..'))
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < tasks.length; i++) {
+        const task = tasks[(i + round) % tasks.length]!
+        const proc = Bun.spawn(['taskset', '-c', SERVER_CPU, process.execPath, import.meta.path], {
+          env: { ...process.env, INPROC_CHILD: JSON.stringify({ ...task, offset: (round * tasks.length + i) * 2 * REQUESTS * READS.length, out }) },
+          stdout: 'ignore', stderr: 'inherit',
+        })
+        if ((await proc.exited) !== 0) throw new Error(`${task.tree}: the measuring process exited with ${proc.exitCode}`)
+        for (const f of JSON.parse(readFileSync(out, 'utf8')) as Array<{ read: string; cpuUs: number; mainUs: number }>) {
+          const key = `${task.tree}\u0000${f.read}`
+          if (!results.has(key)) results.set(key, { tree: task.tree, read: f.read, cpuUs: [], mainUs: [] })
+          results.get(key)!.cpuUs.push(f.cpuUs)
+          results.get(key)!.mainUs.push(f.mainUs)
+        }
+      }
+    }
+  } finally {
+    for (const db of dbs) await db.drop()
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  }
+  return [...results.values()]
 }
 
 async function main() {
   const targets = list('TARGETS', 'postgres,pglite')
   if (targets.includes('postgres') && !(await serverAvailable())) targets.splice(targets.indexOf('postgres'), 1)
-  console.error(`in process: ${READS.join(', ')}; ${ROUNDS} rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight; bun ${Bun.version}\n`)
+  console.error(`in process: ${READS.join(', ')}; ${ROUNDS} rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight; bun ${Bun.version}` +
+    `${SEPARATE ? `; each tree a process of its own a round, on CPU ${SERVER_CPU}` : ''}\n`)
   for (const target of targets) {
+    if (SEPARATE) {
+      const rows = await separate(target)
+      console.error(`${target === 'postgres' ? 'PostgreSQL' : 'PGlite'}: CPU us per request, median [rounds]; main thread, median [rounds]`)
+      for (const read of READS) {
+        const ofRead = rows.filter((r) => r.read === read)
+        const base = median(ofRead[0]!.cpuUs)
+        for (const r of ofRead) {
+          const m = median(r.cpuUs)
+          const vs = r === ofRead[0] ? '' : `  (${m >= base ? '+' : ''}${((m / base - 1) * 100).toFixed(1)}% against ${ofRead[0]!.tree})`
+          console.error(`  ${read.padEnd(12)} ${r.tree.padEnd(10)} ${m.toFixed(1).padStart(7)} [${r.cpuUs.map((u) => u.toFixed(1)).join(', ')}]` +
+            `; main ${median(r.mainUs).toFixed(1)} [${r.mainUs.map((u) => u.toFixed(1)).join(', ')}]${vs}`)
+        }
+      }
+      console.error('')
+      continue
+    }
     const apps: Array<{ shutdown(): Promise<void> }> = []
     const dbs: Array<{ drop(): Promise<void> }> = []
     const all: Subject[] = []
@@ -131,4 +229,8 @@ async function main() {
   process.exit(0)
 }
 
+if (process.env.INPROC_CHILD) {
+  await child(JSON.parse(process.env.INPROC_CHILD) as ChildTask)
+  process.exit(0)
+}
 await main()
