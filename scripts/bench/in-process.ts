@@ -169,19 +169,7 @@ async function main() {
     `${SEPARATE ? `; each tree a process of its own a round, on CPU ${SERVER_CPU}` : ''}\n`)
   for (const target of targets) {
     if (SEPARATE) {
-      const rows = await separate(target)
-      console.error(`${target === 'postgres' ? 'PostgreSQL' : 'PGlite'}: CPU us per request, median [rounds]; main thread, median [rounds]`)
-      for (const read of READS) {
-        const ofRead = rows.filter((r) => r.read === read)
-        const base = median(ofRead[0]!.cpuUs)
-        for (const r of ofRead) {
-          const m = median(r.cpuUs)
-          const vs = r === ofRead[0] ? '' : `  (${m >= base ? '+' : ''}${((m / base - 1) * 100).toFixed(1)}% against ${ofRead[0]!.tree})`
-          console.error(`  ${read.padEnd(12)} ${r.tree.padEnd(10)} ${m.toFixed(1).padStart(7)} [${r.cpuUs.map((u) => u.toFixed(1)).join(', ')}]` +
-            `; main ${median(r.mainUs).toFixed(1)} [${r.mainUs.map((u) => u.toFixed(1)).join(', ')}]${vs}`)
-        }
-      }
-      console.error('')
+      printFigures(target, await separate(target))
       continue
     }
     const apps: Array<{ shutdown(): Promise<void> }> = []
@@ -214,19 +202,25 @@ async function main() {
       for (const app of apps) await app.shutdown()
       for (const db of dbs) await db.drop()
     }
-    console.error(`${target === 'postgres' ? 'PostgreSQL' : 'PGlite'}: CPU us per request, median [rounds]`)
-    for (const read of READS) {
-      const ofRead = all.filter((s) => s.read === read)
-      const base = median(ofRead[0]!.cpuUs)
-      for (const s of ofRead) {
-        const m = median(s.cpuUs)
-        const vs = s === ofRead[0] ? '' : `  (${m >= base ? '+' : ''}${((m / base - 1) * 100).toFixed(1)}% against ${ofRead[0]!.tree})`
-        console.error(`  ${read.padEnd(12)} ${s.tree.padEnd(10)} ${m.toFixed(1).padStart(7)} [${s.cpuUs.map((u) => u.toFixed(1)).join(', ')}]${vs}`)
-      }
-    }
-    console.error('')
+    printFigures(target, all)
   }
   process.exit(0)
+}
+
+/** The medians and rounds of each tree a read, against the first tree's; the main thread's too when measured. */
+function printFigures(target: string, rows: Array<{ tree: string; read: string; cpuUs: number[]; mainUs?: number[] }>) {
+  const rounds = (xs: number[]) => `${median(xs).toFixed(1).padStart(7)} [${xs.map((u) => u.toFixed(1)).join(', ')}]`
+  console.error(`${target === 'postgres' ? 'PostgreSQL' : 'PGlite'}: CPU us per request, median [rounds]${SEPARATE ? '; main thread, median [rounds]' : ''}`)
+  for (const read of READS) {
+    const ofRead = rows.filter((r) => r.read === read)
+    const base = median(ofRead[0]!.cpuUs)
+    for (const r of ofRead) {
+      const m = median(r.cpuUs)
+      const vs = r === ofRead[0] ? '' : `  (${m >= base ? '+' : ''}${((m / base - 1) * 100).toFixed(1)}% against ${ofRead[0]!.tree})`
+      console.error(`  ${read.padEnd(12)} ${r.tree.padEnd(10)} ${rounds(r.cpuUs)}${r.mainUs ? `; main ${rounds(r.mainUs).trimStart()}` : ''}${vs}`)
+    }
+  }
+  console.error('')
 }
 
 if (process.env.INPROC_CHILD) {
