@@ -28,7 +28,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDb } from '../../src/core/db'
 import {
-  appOthers, envList as list, freshDataDir, freshServerDatabase, median, redact, ROOT_DIR, seedBank, SERVER_URL, serverAvailable, spawnServer, type Spawned,
+  appOthers, cpuMs, envList as list, freshDataDir, freshServerDatabase, mainThreadCpuMs, median, redact, ROOT_DIR, seedBank, SERVER_URL, serverAvailable, spawnServer, type Spawned,
 } from './support'
 
 const DURATION_S = Number(process.env.DURATION_S ?? 10)
@@ -77,31 +77,6 @@ const SERVERS = ([
 
 interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number; requests: number }
 
-/**
- * CPU time in ms the processes used so far, every thread of them (utime + stime of /proc/<pid>/stat). With the
- * requests answered meanwhile it gives CPU per request: steadier than req/s on a shared VM, where another tenant's
- * load moves req/s from run to run.
- */
-const TICKS_PER_S = 100 // getconf CLK_TCK on Linux
-function ticksOf(statPath: string): number {
-  try {
-    const stat = readFileSync(statPath, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0 // ended meanwhile
-  }
-}
-function cpuMs(pids: number[]): number {
-  let ticks = 0
-  for (const pid of pids) ticks += ticksOf(`/proc/${pid}/stat`)
-  return (ticks * 1000) / TICKS_PER_S
-}
-/**
- * The same for the process's main thread alone (the JavaScript thread that serves the requests): the rest is its
- * helper threads, the collector's and the JIT's, and on PGlite the database's own thread.
- */
-const mainThreadCpuMs = (pid: number) => (ticksOf(`/proc/${pid}/task/${pid}/stat`) * 1000) / TICKS_PER_S
 /** The PostgreSQL server's processes (all of them: the backends serving the app and their helpers). */
 const postgresPids = () =>
   readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {

@@ -26,7 +26,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openBare } from './bare-server'
 import type { Db } from '../../src/core/db'
-import { appOthers, BENCH_JWT_SECRET, envList as list, freshDataDir, freshServerDatabase, median, ROOT_DIR, seedBank, serverAvailable } from './support'
+import { appOthers, BENCH_JWT_SECRET, envList as list, freshDataDir, freshServerDatabase, mainThreadCpuMs, median, ROOT_DIR, seedBank, serverAvailable } from './support'
 
 const READS = list('READS', 'quiz-me,clinical-me,bank')
 const BANK_QUESTIONS = Number(process.env.BANK_QUESTIONS ?? 500)
@@ -77,23 +77,16 @@ function subjects(tree: string, app: Pick<Booted, 'fetch'>, tokens: Tokens): Sub
   return all.filter((s) => READS.includes(s.read))
 }
 
-/** CPU time (ms) of this process's main thread so far (/proc, Linux). */
-function mainThreadMs(): number {
-  const stat = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
-}
-
 /** count requests, CONCURRENCY in flight; answers CPU microseconds per request, the whole process's and the main thread's. */
 async function measureBoth(subject: Subject, count: number, offset: number): Promise<{ cpuUs: number; mainUs: number }> {
   let next = 0
   const before = process.cpuUsage()
-  const mainBefore = mainThreadMs()
+  const mainBefore = mainThreadCpuMs(process.pid)
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next < count) await subject.send(offset + next++)
   }))
   const used = process.cpuUsage(before)
-  return { cpuUs: (used.user + used.system) / count, mainUs: ((mainThreadMs() - mainBefore) * 1000) / count }
+  return { cpuUs: (used.user + used.system) / count, mainUs: ((mainThreadCpuMs(process.pid) - mainBefore) * 1000) / count }
 }
 const measure = async (subject: Subject, count: number, offset: number) => (await measureBoth(subject, count, offset)).cpuUs
 

@@ -116,6 +116,32 @@ export async function spawnServer(opts: {
   }
 }
 
+/**
+ * CPU time in ms the processes used so far, every thread of them (utime + stime of /proc/<pid>/stat). With the
+ * requests answered meanwhile it gives CPU per request: steadier than req/s on a shared VM, where another tenant's
+ * load moves req/s from run to run.
+ */
+const TICKS_PER_S = 100 // getconf CLK_TCK on Linux
+function ticksOf(statPath: string): number {
+  try {
+    const stat = readFileSync(statPath, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0 // ended meanwhile
+  }
+}
+export function cpuMs(pids: number[]): number {
+  let ticks = 0
+  for (const pid of pids) ticks += ticksOf(`/proc/${pid}/stat`)
+  return (ticks * 1000) / TICKS_PER_S
+}
+/**
+ * The same for the process's main thread alone (the JavaScript thread that serves the requests): the rest is its
+ * helper threads, the collector's and the JIT's, and on PGlite the database's own thread.
+ */
+export const mainThreadCpuMs = (pid: number) => (ticksOf(`/proc/${pid}/task/${pid}/stat`) * 1000) / TICKS_PER_S
+
 /** Resident memory of a process in MB (VmRSS of /proc/<pid>/status). */
 export function rssMb(pid: number): number {
   const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))

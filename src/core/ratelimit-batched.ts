@@ -82,7 +82,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
   const fewHits = new Map<string, { rule: RateRule; keys: FewHits }>()
   const fewHitsOf = (rule: RateRule) => {
     let found = fewHits.get(rule.name)
-    if (!found) fewHits.set(rule.name, (found = { rule, keys: new FewHits(isSolo(rule) ? 0 : Math.min(FEW_HITS_MAX, heldHits(rule), rule.limit)) }))
+    if (!found) fewHits.set(rule.name, (found = { rule, keys: new FewHits(Math.min(FEW_HITS_MAX, heldHits(rule), rule.limit)) }))
     return found.keys
   }
   const tallied = () => {
@@ -390,8 +390,8 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     // A key not tallied: its first hits here (a new client address: most of a flood of them) are admitted as a held
     // key's are (held back, on its own hits alone: fewer than the rule's limit), in fewHits; the hit past them makes
     // it a tally, as they left it, and goes the tally's way.
-    const tallied = tallyMap(rule)
-    if (!isSolo(rule) && !tallied.has(subject)) {
+    const ruleTallies = tallyMap(rule)
+    if (!isSolo(rule) && !ruleTallies.has(subject)) {
       const t = now()
       const keys = fewHitsOf(rule)
       const own = keys.hit(subject, t, t - rule.windowS * 1000)
@@ -403,7 +403,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
       if (few) {
         const tally = tallyOfFew(rule, subject, few)
         trim(tally, t)
-        tallied.set(subject, tally)
+        ruleTallies.set(subject, tally)
       }
     }
     const found = tallyOf(rule, subject)
