@@ -86,6 +86,30 @@ describe('FewHits: a rule\'s keys hit a few times, in typed arrays', () => {
     expect(keys.hit('10.0.0.1', 11_000, 0)).toBe(0)
   })
 
+  it('shrinks its arrays after a flood once a prune\'s walk finds most keys gone, every key left keeping its hits', () => {
+    const keys = new FewHits(3)
+    const flood = 20_000
+    for (let i = 0; i < flood; i++) keys.hit(ipv4Text(0xc6120000 + i), 1_000, 0)
+    expect(keys.capacity).toBeGreaterThanOrEqual(flood)
+    // 300 keys stay in the window (a second hit at 9 s); a few are named, not addresses.
+    const kept = Array.from({ length: 300 }, (_, i) => ipv4Text(0xc6120000 + i * 61))
+    for (const s of kept) keys.hit(s, 9_000, 0)
+    for (let i = 0; i < 20; i++) keys.hit(`user:${i}`, 9_000, 0)
+    keys.prune(5_000, flood) // not the end of the walk yet: nothing moves
+    expect(keys.capacity).toBeGreaterThanOrEqual(flood)
+    keys.prune(5_000, flood)
+    expect(keys.size).toBe(320)
+    expect(keys.capacity).toBe(1_024)
+    // The prune dropped their first hits (before 5 s); what is left moved with them.
+    for (const s of kept) expect(keys.hit(s, 9_500, 0)).toBe(2)
+    for (const s of kept) expect(keys.take(s)).toEqual({ hits: [9_000, 9_500], admitted: 3 })
+    for (let i = 0; i < 20; i++) expect(keys.take(`user:${i}`)).toEqual({ hits: [9_000], admitted: 1 })
+    // New keys after the shrink get slots of their own, and the arrays grow again.
+    for (let i = 0; i < 3_000; i++) expect(keys.hit(`10.1.${i >> 8}.${i & 255}`, 10_000, 0)).toBe(1)
+    expect(keys.capacity).toBeGreaterThanOrEqual(3_000)
+    for (let i = 0; i < 3_000; i += 97) expect(keys.take(`10.1.${i >> 8}.${i & 255}`)).toEqual({ hits: [10_000], admitted: 1 })
+  })
+
   it('drain hands every key out, IPv4 keys spelled as they came, and empties the store', () => {
     const keys = new FewHits(1)
     keys.hit('198.18.255.7', 1, 0)

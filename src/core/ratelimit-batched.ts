@@ -27,13 +27,15 @@
 // in the window: on that side the window is up to one slot longer, never shorter. Retry-After is exact for this
 // process's hits, up to one slot late for the others', and never above the window.
 // Solo (one process on its database, the embedded PGlite): nothing is read back; each flush appends the keys' new
-// hits as one row of the solo log (src/core/ratelimit-solo-log.ts), read once by the next start.
+// hits as one row of the solo log (src/core/ratelimit-solo-log.ts), read once by the next start. The writes of a
+// flush are in src/core/ratelimit-batched-write.ts.
 import type { Db } from './db'
 import type { RateDecision, RateLimiterOptions, RateRule } from './ratelimit'
 import { FEW_HITS_MAX, FewHits, type FewHitsKey } from './ratelimit-few-hits'
-import { appendSoloLog, readSoloLog, type SoloEntry } from './ratelimit-solo-log'
+import { writeShared, writeSolo, type FlushWrite } from './ratelimit-batched-write'
+import { appendSoloLog, readSoloLog } from './ratelimit-solo-log'
 import {
-  decide, firstSlot, heldHits, keyOf, newTally, NONE, othersOf, RATE_FLUSH_MS, readAt, slotOf, slotS, trim, unreadHits,
+  decide, firstSlot, heldHits, keyOf, newTally, NONE, othersOf, RATE_FLUSH_MS, readAt, slotS, trim, unreadHits,
   type Tally,
 } from './ratelimit-tally'
 
@@ -262,32 +264,13 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     const solo = keys.filter((tally) => isSolo(tally.rule))
     const shared = solo.length === 0 ? keys : keys.filter((tally) => !isSolo(tally.rule))
     try {
-      if (solo.length > 0) await writeSolo(solo, t)
-      if (shared.length > 0) await writeShared(shared, t)
+      if (solo.length > 0) await writeSolo(flushWrite, solo, t)
+      if (shared.length > 0) await writeShared(flushWrite, shared, t)
     } finally {
       reconciling = false
     }
   }
 
-  /** A key's hits being written, one run per slot: [slot, hits] (hits are ascending, so are their slots). */
-  const slotRuns = (tally: Tally): Array<[number, number]> => {
-    const runs: Array<[number, number]> = []
-    for (let h = tally.hits.length - tally.writing; h < tally.hits.length; h++) {
-      const slot = slotOf(tally.rule, tally.hits[h]!)
-      const last = runs.at(-1)
-      if (last?.[0] === slot) last[1]++
-      else runs.push([slot, 1])
-    }
-    return runs
-  }
-  /** The hits being written of `keys` are in the database now (this process's there): `written` counts them. */
-  const markWritten = (keys: Tally[], slots: Array<Array<[number, number]>>) => {
-    keys.forEach((tally, i) => {
-      for (const [slot, hits] of slots[i]!) (tally.written ??= new Map()).set(slot, (tally.written.get(slot) ?? 0) + hits)
-      tally.writing = 0
-      tally.othersFlush = flushes
-    })
-  }
   const holdBack = (keys: Tally[], err: unknown) => {
     // Held for the next flush: the hits still count here, the other processes (or the next start) see them later.
     for (const tally of keys) {
@@ -297,79 +280,14 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     }
     opts.log?.warn({ err, keys: keys.length }, 'rate limits: batched hits not written, held for the next flush')
   }
-
-  /** Solo keys: no other process counts them, so nothing is read back; their hits go to the log for the next start. */
-  const writeSolo = async (keys: Tally[], t: number) => {
-    const slots = keys.map(slotRuns)
-    const entries: SoloEntry[] = []
-    keys.forEach((tally, i) => {
-      for (const [slot, hits] of slots[i]!) entries.push([tally.rule.name, tally.subject, slot, hits])
-    })
-    try {
-      await appendSoloLog(db, Math.floor(t / 1000), entries, SOLO_LOOKBACK_S)
-    } catch (err) {
-      return holdBack(keys, err)
-    }
-    markWritten(keys, slots)
-  }
-
-  /** Shared keys: one statement adds their hits to their slots and reads back every process's counts of them. */
-  const writeShared = async (keys: Tally[], t: number) => {
-    // Parallel arrays: the keys (a rule as its index in `rules`), then the slots written, each by its key's index.
-    const rules: string[] = []
-    const ruleIndex = new Map<string, number>()
-    const keyRule: number[] = []
-    const keySubject: string[] = []
-    const keySince: number[] = []
-    const slotKey: number[] = []
-    const slotAt: number[] = []
-    const slotHits: number[] = []
-    const slots = keys.map(slotRuns)
-    keys.forEach((tally, i) => {
-      let r = ruleIndex.get(tally.rule.name)
-      if (r === undefined) {
-        ruleIndex.set(tally.rule.name, (r = rules.length + 1)) // SQL arrays count from 1
-        rules.push(tally.rule.name)
-      }
-      keyRule.push(r)
-      keySubject.push(tally.subject)
-      keySince.push(firstSlot(tally.rule, t))
-      for (const [slot, hits] of slots[i]!) {
-        slotKey.push(i)
-        slotAt.push(slot)
-        slotHits.push(hits)
-      }
-    })
-    let rows: Array<{ i: number; slot: number; hits: number }>
-    try {
-      // The counts of the keys are read beside the insert, in the statement's snapshot (before it), one index lookup
-      // per key; what this flush adds is added to them here. (Having the insert return its rows, matched to the keys
-      // by rule and subject, cost the database as much again; the NOT EXISTS over the delta before that was seen
-      // running for over a minute on a server holding 100,000 keys.) Keys travel once, as their index.
-      rows = await db.sql<{ i: number; slot: number; hits: number }>`
-        with k (i, rule, subject, since) as (
-          select u.i - 1, (${rules}::text[])[u.r], u.subject, u.since
-          from unnest(${keyRule}::int[], ${keySubject}::text[], ${keySince}::bigint[]) with ordinality as u(r, subject, since, i)
-        ), added as (
-          insert into core.rate_counts as c (rule, subject, slot, hits)
-          select k.rule, k.subject, d.slot, d.hits
-          from unnest(${slotKey}::int[], ${slotAt}::bigint[], ${slotHits}::int[]) as d(i, slot, hits) join k on k.i = d.i
-          on conflict (rule, subject, slot) do update set hits = c.hits + excluded.hits
-        )
-        select k.i::int as i, c.slot::float8 as slot, c.hits from k
-          join lateral (select slot, hits from core.rate_counts c where c.rule = k.rule and c.subject = k.subject and c.slot >= k.since) c on true`
-    } catch (err) {
-      return holdBack(keys, err)
-    }
-    const counts: Array<Map<number, number>> = keys.map(() => new Map())
-    for (const { i, slot, hits } of rows) counts[i]!.set(slot, hits)
-    // What was written is in the counts read back, and this process's from now on: readAt takes it out of the
-    // counts, the rest is the others'.
-    keys.forEach((_, i) => {
-      for (const [slot, hits] of slots[i]!) counts[i]!.set(slot, (counts[i]!.get(slot) ?? 0) + hits)
-    })
-    markWritten(keys, slots)
-    keys.forEach((tally, i) => readAt(tally, counts[i]!, flushes))
+  /** What the writers (src/core/ratelimit-batched-write.ts) need of this limiter's flush under way. */
+  const flushWrite: FlushWrite = {
+    db,
+    get flush() {
+      return flushes
+    },
+    soloLookbackS: SOLO_LOOKBACK_S,
+    holdBack,
   }
 
   const flush = (final = false): Promise<void> => (chain = chain.then(() => reconcile(final)))

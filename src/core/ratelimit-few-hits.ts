@@ -7,6 +7,8 @@
 
 /** The most hits a key is held with here; a rule that holds back fewer (H, ratelimit-batched.ts) holds that many. */
 export const FEW_HITS_MAX = 4
+/** The fewest key slots the arrays hold once a key is (they double as keys come, and shrink after a prune's walk). */
+const MIN_CAPACITY = 1024
 
 /** A canonical dotted IPv4 address (four numbers 0-255 without leading zeros: "198.18.0.1") as its 32 bits, else -1. */
 export function ipv4Bits(subject: string): number {
@@ -61,6 +63,11 @@ export class FewHits {
     return this.v4.size + this.named.size
   }
 
+  /** Key slots the arrays hold room for (37 bytes each), used or free. */
+  get capacity(): number {
+    return this.counts.length
+  }
+
   /**
    * A hit at `ms` of a key holding fewer than `most` hits (or none): kept, and the key's hits after `sinceMs` (this
    * one included) answered. 0 when the key already holds `most`: nothing is kept, take() hands the key over.
@@ -106,6 +113,7 @@ export class FewHits {
     while (budget-- > 0) {
       if (this.pruning.next().done) {
         this.pruning = null
+        this.shrink()
         return
       }
     }
@@ -127,7 +135,7 @@ export class FewHits {
     const reused = this.free.pop()
     if (reused !== undefined) return reused
     if (this.used === this.counts.length) {
-      const capacity = Math.max(1024, this.used * 2)
+      const capacity = Math.max(MIN_CAPACITY, this.used * 2)
       const hitsAt = new Float64Array(capacity * FEW_HITS_MAX)
       hitsAt.set(this.hitsAt)
       this.hitsAt = hitsAt
@@ -139,6 +147,35 @@ export class FewHits {
       this.admitted = admitted
     }
     return this.used++
+  }
+
+  /** Resizes the arrays to the keys held: a slot array at its peak after a flood of addresses would stay so. */
+  private resize(capacity: number): void {
+    const hitsAt = new Float64Array(capacity * FEW_HITS_MAX)
+    const counts = new Uint8Array(capacity)
+    const admitted = new Uint32Array(capacity)
+    let used = 0
+    const move = (slot: number) => {
+      const to = used++
+      hitsAt.set(this.hitsAt.subarray(slot * FEW_HITS_MAX, (slot + 1) * FEW_HITS_MAX), to * FEW_HITS_MAX)
+      counts[to] = this.counts[slot]!
+      admitted[to] = this.admitted[slot]!
+      return to
+    }
+    for (const [bits, slot] of this.v4) this.v4.set(bits, move(slot))
+    for (const [subject, slot] of this.named) this.named.set(subject, move(slot))
+    this.hitsAt = hitsAt
+    this.counts = counts
+    this.admitted = admitted
+    this.used = used
+    this.free.length = 0
+  }
+
+  /** After a prune's walk: arrays over four times the keys held shrink to twice (never below MIN_CAPACITY). */
+  private shrink(): void {
+    const capacity = this.counts.length
+    if (capacity <= MIN_CAPACITY || this.size * 4 > capacity) return
+    this.resize(Math.max(MIN_CAPACITY, this.size * 2))
   }
 
   private release(slot: number): FewHitsKey {
