@@ -19,7 +19,7 @@
 //                                (bare-rule: the bare server with the clinical API rate rule, opt-in;
 //                                elysia: the bare server's handlers routed by a bare Elysia app, opt-in)
 //                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info
-//                                PROFILE_DIR=<dir>: the app writes a CPU profile per start there, bun --cpu-prof-md)
+//                                PROFILE_DIR=<dir>: every server writes a CPU profile per start there, bun --cpu-prof-md)
 //
 // Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on
 // a fresh database of it. The app runs at its default LOG_LEVEL=info (the request log line is part of the product)
@@ -46,9 +46,9 @@ const LOAD_CPU = process.env.LOAD_CPU ?? '1'
 const DB_THREAD_CPU = process.env.DB_THREAD_CPU ?? null
 /** Other checkouts' apps to measure in the same run (`name=dir`, comma-separated): the code before a change, say. */
 const APP_OTHERS = appOthers()
-/** Where the app writes a CPU profile of each run (bun --cpu-prof-md: one markdown file per server start), if set. */
+/** Where each server writes a CPU profile of each run (bun --cpu-prof-md: one markdown file per server start), if set. */
 const PROFILE_DIR = process.env.PROFILE_DIR ?? null
-const APP_FLAGS = PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
+const PROFILE_FLAGS = PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
 const JWT_SECRET = `bench-${crypto.randomUUID()}-${crypto.randomUUID()}`
 
 type LoadGen = 'wrk' | 'autocannon'
@@ -67,12 +67,12 @@ interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: str
 /** The bare server with the clinical API rate rule's work (the app's own limiter): the app / bare+rule column. */
 const BARE_RULE_LABEL = 'bare Bun.serve + API rule'
 const SERVERS = ([
-  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'info' },
-  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, ...APP_FLAGS, 'src/main.ts'], logLevel: 'warn' },
-  ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, join(dir, 'src/main.ts')], logLevel: 'info' })),
-  { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, 'scripts/bench/bare-server.ts'] },
-  { key: 'bare-rule', label: BARE_RULE_LABEL, cmd: [process.execPath, 'scripts/bench/bare-server.ts'], env: { BARE_RATE_RULE: '1' } },
-  { key: 'elysia', label: 'bare Elysia (no hooks)', cmd: [process.execPath, 'scripts/bench/bare-server.ts'], env: { BARE_FRAMEWORK: 'elysia' } },
+  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, ...PROFILE_FLAGS, 'src/main.ts'], logLevel: 'info' },
+  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, ...PROFILE_FLAGS, 'src/main.ts'], logLevel: 'warn' },
+  ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, ...PROFILE_FLAGS, join(dir, 'src/main.ts')], logLevel: 'info' })),
+  { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, ...PROFILE_FLAGS, 'scripts/bench/bare-server.ts'] },
+  { key: 'bare-rule', label: BARE_RULE_LABEL, cmd: [process.execPath, ...PROFILE_FLAGS, 'scripts/bench/bare-server.ts'], env: { BARE_RATE_RULE: '1' } },
+  { key: 'elysia', label: 'bare Elysia (no hooks)', cmd: [process.execPath, ...PROFILE_FLAGS, 'scripts/bench/bare-server.ts'], env: { BARE_FRAMEWORK: 'elysia' } },
 ] satisfies ServerKind[] as ServerKind[]).filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
 
 interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number; requests: number }
