@@ -265,7 +265,7 @@ export function createBatchedCounts(db: Db, now: () => number, opts: RateLimiter
     const shared = solo.length === 0 ? keys : keys.filter((tally) => !isSolo(tally.rule))
     try {
       if (solo.length > 0) await writeSolo(flushWrite, solo, t)
-      if (shared.length > 0) await writeShared(flushWrite, shared, t)
+      if (shared.length > 0) await writeShared(flushWrite, shared, t, !final)
     } finally {
       reconciling = false
     }
