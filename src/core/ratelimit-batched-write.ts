@@ -56,7 +56,7 @@ export async function writeSolo(w: FlushWrite, keys: Tally[], t: number): Promis
 /**
  * Shared keys: one statement adds their hits to their slots and reads back every process's counts of them; the
  * shutdown flush (`readBack` false) only adds them, as no hit is decided after it (with 100,000 addresses held, the
- * read took a third of the stop's time).
+ * read was up to a third of the statement's time).
  */
 export async function writeShared(w: FlushWrite, keys: Tally[], t: number, readBack = true): Promise<void> {
   // Parallel arrays: the keys (a rule as its index in `rules`), then the slots written, each by its key's index.
@@ -106,6 +106,7 @@ export async function writeShared(w: FlushWrite, keys: Tally[], t: number, readB
   } catch (err) {
     return w.holdBack(keys, err)
   }
+  if (!readBack) return markWritten(keys, slots, w.flush)
   const counts: Array<Map<number, number>> = keys.map(() => new Map())
   for (const { i, slot, hits } of rows) counts[i]!.set(slot, hits)
   // What was written is in the counts read back, and this process's from now on: readAt takes it out of the
@@ -114,5 +115,5 @@ export async function writeShared(w: FlushWrite, keys: Tally[], t: number, readB
     for (const [slot, hits] of slots[i]!) counts[i]!.set(slot, (counts[i]!.get(slot) ?? 0) + hits)
   })
   markWritten(keys, slots, w.flush)
-  if (readBack) keys.forEach((tally, i) => readAt(tally, counts[i]!, w.flush))
+  keys.forEach((tally, i) => readAt(tally, counts[i]!, w.flush))
 }
