@@ -49,6 +49,8 @@ const APP_OTHERS = appOthers()
 /** Where each server writes a CPU profile of each run (bun --cpu-prof-md: one markdown file per server start), if set. */
 const PROFILE_DIR = process.env.PROFILE_DIR ?? null
 const PROFILE_FLAGS = PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
+/** The command that starts a server from its script: this Bun, profiling it when PROFILE_DIR is set. */
+const bunRunning = (script: string) => [process.execPath, ...PROFILE_FLAGS, script]
 const JWT_SECRET = `bench-${crypto.randomUUID()}-${crypto.randomUUID()}`
 
 type LoadGen = 'wrk' | 'autocannon'
@@ -67,12 +69,12 @@ interface ServerKind { key: string; label: string; cmd: string[]; logLevel?: str
 /** The bare server with the clinical API rate rule's work (the app's own limiter): the app / bare+rule column. */
 const BARE_RULE_LABEL = 'bare Bun.serve + API rule'
 const SERVERS = ([
-  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: [process.execPath, ...PROFILE_FLAGS, 'src/main.ts'], logLevel: 'info' },
-  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: [process.execPath, ...PROFILE_FLAGS, 'src/main.ts'], logLevel: 'warn' },
-  ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: [process.execPath, ...PROFILE_FLAGS, join(dir, 'src/main.ts')], logLevel: 'info' })),
-  { key: 'bare', label: 'bare Bun.serve', cmd: [process.execPath, ...PROFILE_FLAGS, 'scripts/bench/bare-server.ts'] },
-  { key: 'bare-rule', label: BARE_RULE_LABEL, cmd: [process.execPath, ...PROFILE_FLAGS, 'scripts/bench/bare-server.ts'], env: { BARE_RATE_RULE: '1' } },
-  { key: 'elysia', label: 'bare Elysia (no hooks)', cmd: [process.execPath, ...PROFILE_FLAGS, 'scripts/bench/bare-server.ts'], env: { BARE_FRAMEWORK: 'elysia' } },
+  { key: 'app', label: 'app (LOG_LEVEL=info)', cmd: bunRunning('src/main.ts'), logLevel: 'info' },
+  { key: 'app-warn', label: 'app (LOG_LEVEL=warn)', cmd: bunRunning('src/main.ts'), logLevel: 'warn' },
+  ...APP_OTHERS.map(({ name, dir }) => ({ key: `other:${name}`, label: `app ${name} (LOG_LEVEL=info)`, cmd: bunRunning(join(dir, 'src/main.ts')), logLevel: 'info' })),
+  { key: 'bare', label: 'bare Bun.serve', cmd: bunRunning('scripts/bench/bare-server.ts') },
+  { key: 'bare-rule', label: BARE_RULE_LABEL, cmd: bunRunning('scripts/bench/bare-server.ts'), env: { BARE_RATE_RULE: '1' } },
+  { key: 'elysia', label: 'bare Elysia (no hooks)', cmd: bunRunning('scripts/bench/bare-server.ts'), env: { BARE_FRAMEWORK: 'elysia' } },
 ] satisfies ServerKind[] as ServerKind[]).filter((s) => s.key === 'bare' || s.key.startsWith('other:') || list('SERVERS', 'app,app-warn,bare').includes(s.key))
 
 interface LoadResult { rps: number; p50Ms: number; p99Ms: number; non2xx: number; requests: number }
