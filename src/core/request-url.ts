@@ -27,5 +27,18 @@ function otherPath(url: string): string | null {
   }
 }
 
+/** Where a request keeps its path once read: a request's URL never changes, and the envelope asks for it several times. */
+const PATH = Symbol('path')
+type WithPath = Request & { [PATH]?: string }
+
+/** requestPath of a request's URL, read once per request (each read of `request.url` makes a new string). */
+export function requestPathOf(request: Request): string | null {
+  const known = (request as WithPath)[PATH]
+  if (known !== undefined) return known
+  const path = requestPath(request.url)
+  if (path !== null) (request as WithPath)[PATH] = path
+  return path
+}
+
 /** The path of a request (see requestPath); of a URL that is not absolute, the text before its query or fragment. */
-export const pathOf = (request: Request): string => requestPath(request.url) ?? (request.url.split(/[?#]/, 1)[0] || '/')
+export const pathOf = (request: Request): string => requestPathOf(request) ?? (request.url.split(/[?#]/, 1)[0] || '/')

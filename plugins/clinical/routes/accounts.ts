@@ -10,6 +10,7 @@ import {
 } from '../models/accounts'
 import * as accounts from '../services/accounts'
 import { oidcSettings, registrationEnabled } from '../services/app-config'
+import { profileOf } from '../services/users'
 import type { ClinicalState } from '../state'
 import { MessagePage } from '../views/common'
 import { html } from '../../../views/page'
@@ -121,10 +122,7 @@ export const accountRoutes = ({ core, audit, auth: clinicalAuth }: ClinicalState
       detail: { tags, summary: 'Sign out', description: 'Deletes the session of the token sent (Bearer or cookie), if any, and clears the cookie.' },
     })
     // The guard read the user's row with the session (one query): the profile is that row, not a second read of it.
-    .get('/me', ({ user }) => {
-      const { disabled: _, ...profile } = user
-      return { success: true as const, user: profile }
-    }, {
+    .get('/me', ({ user }) => ({ success: true as const, user: profileOf(user) }), {
       auth: 'user', response: MeResponse,
       detail: { tags, summary: 'The signed-in user', description: '401 `Session revoked` when the session was ended elsewhere; 401 with `idleTimeout: true` after 24 hours without activity (web).' },
     })

@@ -18,8 +18,16 @@ const columns = rawSql(USER_COLUMNS)
 export const toSessionUser = (row: ClinicalUserRow): SessionUser => ({
   id: row.id, name: row.name, email: row.email, role: row.role, totp_enabled: row.totp_enabled, email_verified: row.email_verified,
 })
+// Written out field by field, not spread: a spread (or a rest pattern) copies through the engine's slow path, and
+// these run on every authenticated request.
 export const toClinicalUser = (row: ClinicalUserRow): ClinicalUser => ({
-  ...toSessionUser(row), canLocalAuth: row.can_local_auth, disabled: row.disabled,
+  id: row.id, name: row.name, email: row.email, role: row.role, totp_enabled: row.totp_enabled, email_verified: row.email_verified,
+  canLocalAuth: row.can_local_auth, disabled: row.disabled,
+})
+/** The profile GET /api/auth/me answers: the signed-in user without what only the server reads. */
+export const profileOf = (user: ClinicalUser): ProfileUser => ({
+  id: user.id, name: user.name, email: user.email, role: user.role, totp_enabled: user.totp_enabled, email_verified: user.email_verified,
+  canLocalAuth: user.canLocalAuth,
 })
 
 /** Newest accounts first; one query. */
