@@ -11,7 +11,7 @@ import { createAi } from './core/ai'
 import { createCrypto } from './core/crypto'
 import { databaseOptions, openDb, type Db } from './core/db'
 import { DATABASE_RETRY_AFTER_S, errorMapper, outageLog, reply, type OutageLog, type ServiceStyle } from './core/errors'
-import { requestPath } from './core/request-url'
+import { requestPathOf } from './core/request-url'
 import { withTimeout } from './core/timeout'
 import { createJobs, type JobsOptions } from './core/jobs'
 import { createKv } from './core/kv'
@@ -130,8 +130,10 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
   ]
 
   const outage = outageLog(log, now)
-  const quiz = buildApp(core, 'quiz', config.quizBasePath, plugins, stateOf, outage)
-  const clinical = buildApp(core, 'clinical', config.clinicalBasePath, plugins, stateOf, outage)
+  const quizService = buildApp(core, 'quiz', config.quizBasePath, plugins, stateOf, outage)
+  const clinicalService = buildApp(core, 'clinical', config.clinicalBasePath, plugins, stateOf, outage)
+  const quiz = quizService.app
+  const clinical = clinicalService.app
     .get('/api/health', async ({ status, set }) => {
       try {
         await withTimeout(db.sql`select 1`, HEALTH_CHECK_TIMEOUT_MS, 'the database health check')
@@ -166,7 +168,8 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
       response = reply(service, request, 500, 'internal', 'Request failed')
     }
     finishObserved(request, response.status)
-    return response
+    // The security headers (and the service's own defaults) of every response but the JSON ones that have them.
+    return (service === 'quiz' ? quizService : clinicalService).complete(response)
   }
 
   // A request Elysia never sees (the Host header cannot be part of a URL) is still a request: logged and counted.
@@ -176,7 +179,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     const finish = recorders[service](request)
     const response = badHost(service, request)
     finish(null, 400)
-    return response
+    return (service === 'quiz' ? quizService : clinicalService).complete(response)
   }
 
   return {
@@ -186,13 +189,13 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     stateOf: (plugin) => use(plugin),
     schedules,
     fetch(request, server) {
-      const path = requestPath(request.url)
+      const path = requestPathOf(request)
       const service = isQuizPath(path ?? request.url) ? 'quiz' : 'clinical'
       if (path === null) return Promise.resolve(refuseBadHost(request, service, socketOf(server, request)))
       return serve(request, service, socketOf(server, request))
     },
     quizFetch(request, server) {
-      const path = requestPath(request.url)
+      const path = requestPathOf(request)
       const socket = socketOf(server, request)
       if (path === null) return Promise.resolve(refuseBadHost(request, 'quiz', socket))
       if (!isQuizPath(path)) {
@@ -229,6 +232,7 @@ function buildApp(
   const owner = owners[0]!
   const service = owner.service!
   const limits = bodyLimitGate(core, style, service.bodyLimit)
+  const hardened = hardening(core, style, service.headers)
   // encodeSchema off: a response is still cleaned and checked against its schema (compiled), but not run through
   // TypeBox's transform encoder, which walked every value of a response with an integer in it (Elysia's t.Integer is
   // a transform) and was a fifth of the bank listing's time. The only transforms in the response schemas are
@@ -239,7 +243,7 @@ function buildApp(
       page: (status, message) => ErrorPage({ status, message, base, brand: service.brand }) as string,
     }))
     .use(observe(core, style))
-    .use(hardening(core, style))
+    .use(hardened.plugin)
   for (const rules of service.envelope?.(stateOf(owner)) ?? []) app = app.use(rules)
   app = app.use(limits.plugin)
   app = app
@@ -247,7 +251,7 @@ function buildApp(
     .use(staticAssets())
   for (const plugin of plugins) if (plugin.app === style) app = app.use(plugin.routes(stateOf(plugin)))
   limits.useRoutes(() => app.routes)
-  return app
+  return { app, complete: hardened.complete }
 }
 
 let nextCoreId = 1

@@ -8,7 +8,7 @@
 // - bodyLimits and bodyLimitGate: the `bodyLimit` macro a route (or a controller's guard) declares its limit with,
 //   and the gate that refuses an oversized body before it is parsed.
 // A refusal is thrown as an HttpError, so the service's one error mapper (src/core/errors.ts) writes its body.
-import { Elysia, StatusMap } from 'elysia'
+import { Elysia, StatusMap, type AnyElysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { randomBytes } from 'node:crypto'
@@ -69,60 +69,80 @@ export function finishObserved(request: Request, status: number): void {
   started.finish(started.context.route || null, status)
 }
 
+/** Marks a response whose headers are complete already: the JSON answers hardening writes. */
+const COMPLETE = Symbol('headers complete')
+type Completed = Response & { [COMPLETE]?: true }
+
+/** The hardening of one service: its plugin, and what completes the headers of each response its app answers. */
+export interface Hardening {
+  plugin: AnyElysia
+  /**
+   * Adds each default header the response does not set itself (every response the service answers passes through
+   * here once, src/app.ts); a JSON answer of the plugin has them already. Answers the same response.
+   */
+  complete(response: Response): Response
+}
+
 /**
- * The header set of every response (CSP and hardening headers), unless a response sets one itself; and the JSON
- * body of a route's object or array, written as Elysia writes it but through textBody, so a large one leaves as a
- * one-chunk stream. A route's schema has checked and cleaned the value by then; the response carries the status and
- * headers of `set`, and Elysia adds a cookie the route set.
+ * The header set of every response: the CSP and hardening headers, and the service's own defaults (`extra`: the
+ * clinical service's `Vary: Origin`), each unless the response sets its own. The plugin writes the JSON body of a
+ * route's object or array as Elysia writes it, but through textBody (a large one leaves as a one-chunk stream) and
+ * with the whole header set at once; a route's schema has checked and cleaned the value by then, and the response
+ * carries the status and headers of `set` (Elysia adds a cookie the route set). Every other response (a page, a
+ * file, an error) gets the set from `complete`, which the app's fetch calls once the response is made.
+ * Elysia's default headers (`.headers()`) were copied into every request's `set` and compared again on the way out,
+ * and a Response a route returned was copied whole to merge them in.
  */
-export function hardening(core: Core, service: ServiceStyle) {
-  const headers = securityHeaders(contentSecurityPolicy(core.config))
-  const jsonHeaders = jsonResponseHeaders(headers)
-  // Elysia's default headers: each request's set.headers starts as a copy of them, without a hook to call.
-  return new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` })
-    .headers(headers)
+export function hardening(core: Core, service: ServiceStyle, extra: Record<string, string> = {}): Hardening {
+  const defaults: Record<string, string> = { ...securityHeaders(contentSecurityPolicy(core.config)), ...extra }
+  const named = Object.entries(defaults)
+  const jsonHeaders = jsonResponseHeaders(defaults)
+  const plugin = new Elysia({ name: 'core.hardening', seed: `${service}:${core.id}` })
     .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
       if (!isJsonValue(responseValue)) return
       const cookie = set.headers['set-cookie']
       const status = typeof set.status === 'number' ? set.status : StatusMap[set.status ?? 'OK']
-      const response = new Response(textBody(JSON.stringify(responseValue)), { status, headers: jsonHeaders(set.headers) })
+      const response: Completed = new Response(textBody(JSON.stringify(responseValue)), { status, headers: jsonHeaders(set.headers) })
+      response[COMPLETE] = true
       // The headers are on the response now. Left in `set`, Elysia would copy the response to merge them in again
       // (about 13 us a request). A cookie stays for Elysia to add: it sets each of a list as a header of its own.
       set.headers = cookie === undefined ? {} : ({ 'set-cookie': cookie } as typeof set.headers)
       return response
     })
+  return {
+    plugin,
+    complete(response) {
+      if ((response as Completed)[COMPLETE]) return response
+      const headers = response.headers
+      for (const [name, value] of named) if (!headers.has(name)) headers.set(name, value)
+      return response
+    },
+  }
 }
 
 /**
- * The headers of a JSON response from `set.headers`: the security headers, `content-type: application/json` unless
- * the route named another, and whatever else the route or a hook set, but for a cookie (Elysia adds it). They come
- * from a Headers made once, which a Response copies in a third of the time it takes to read the same ten headers
- * from an object (scripts/bench/README.md); the last set of headers of the route's own (the clinical service's
- * `Vary: Origin` on every response) is kept made up too.
+ * The headers of a JSON response from `set.headers`: the defaults, `content-type: application/json` unless the
+ * route named another, and whatever else the route or a hook set, but for a cookie (Elysia adds it). They come from a
+ * Headers made once, which a Response copies in a third of the time it takes to read the same ten headers from an
+ * object (scripts/bench/README.md); the last set of headers of the route's own (the CORS headers of an allowed
+ * origin) is kept made up too.
  */
 function jsonResponseHeaders(defaults: Record<string, string>): (set: Record<string, unknown>) => Headers {
   const base = new Headers({ ...defaults, 'content-type': 'application/json' })
-  const count = Object.keys(defaults).length
   type Own = Array<[string, unknown]>
   let last: { own: Own; headers: Headers } | null = null
   const sameAsLast = (own: Own) =>
     last !== null && last.own.length === own.length && own.every(([name, value], i) => last!.own[i]![0] === name && last!.own[i]![1] === value)
   return (set) => {
-    let kept = 0
     let own: Own | null = null
     for (const name in set) {
       const value = set[name]
-      if (value === defaults[name]) kept++
-      else if (name !== 'set-cookie' && !(name === 'content-type' && !value)) (own ??= []).push([name, value])
+      if (name !== 'set-cookie' && !(name === 'content-type' && !value)) (own ??= []).push([name, value])
     }
-    if (kept === count) {
-      if (own === null) return base
-      if (sameAsLast(own)) return last!.headers
-    }
+    if (own === null) return base
+    if (sameAsLast(own)) return last!.headers
     const headers = new Headers(base)
-    // A default header a route took out is not sent.
-    if (kept !== count) for (const name in defaults) if (set[name] !== defaults[name]) headers.delete(name)
-    for (const [name, value] of own ?? []) {
+    for (const [name, value] of own) {
       if (typeof value === 'string' || typeof value === 'number') headers.set(name, String(value))
       else if (Array.isArray(value)) {
         headers.delete(name)
@@ -130,7 +150,7 @@ function jsonResponseHeaders(defaults: Record<string, string>): (set: Record<str
       }
     }
     // Kept only when every value is text: a list is a new object each time, never the same as the last.
-    if (kept === count && own!.every(([, value]) => typeof value === 'string')) last = { own: own!, headers }
+    if (own.every(([, value]) => typeof value === 'string')) last = { own, headers }
     return headers
   }
 }
@@ -192,16 +212,17 @@ export function apiDocs(
  * answered; a disallowed one gets none, and its state-changing requests under `apiPrefix` are refused (403
  * origin_not_allowed). Requests without an Origin pass (apps and scripts send none), except a state-changing one
  * that signs in with the session cookie alone: a browser's, so Sec-Fetch-Site or the Referer must prove where it
- * came from. Every response varies on Origin.
+ * came from. Every response varies on Origin: the service names `Vary: Origin` among its default headers
+ * (CORS_DEFAULT_HEADERS, for hardening), and a response with a Vary of its own gets Origin added here.
  */
+export const CORS_DEFAULT_HEADERS: Readonly<Record<string, string>> = { vary: 'Origin' }
+
 export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
   const policy = originPolicy(core.config)
   const underApi = (path: string) => path === apiPrefix || path.startsWith(apiPrefix + '/')
   const cookieOnly = (request: Request) =>
     readCookie(request, sessionCookie) !== null && !bearerToken(request.headers.get('authorization'))
   return new Elysia({ name: 'core.cors', seed: `${apiPrefix}:${core.id}` })
-    // A default header (each request's set.headers starts with it): no property to add to every request's.
-    .headers({ vary: 'Origin' })
     .onRequest(({ request, set }) => {
       const origin = request.headers.get('origin') || null
       const allowed = isOriginAllowed(origin, policy, request.url)

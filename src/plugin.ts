@@ -94,6 +94,8 @@ export interface ServiceDefinition<S = Core> {
   securitySchemes?: Record<string, { type: 'apiKey'; in: 'cookie' | 'header'; name: string; description?: string }>
   /** Bytes; a route or controller declares its own with the `bodyLimit` macro (src/envelope.ts). */
   bodyLimit: number
+  /** Headers every response of the service carries unless it sets its own, beside the security headers (src/envelope.ts). */
+  headers?: Record<string, string>
   envelope?: (state: S) => AnyElysia[]
 }
 

@@ -174,6 +174,20 @@ for (const target of databaseTargets()) {
         const pageMissing = await t.get('/nothing-here', { headers: { accept: 'text/html' } })
         expect(pageMissing.status).toBe(404)
         expectSecurityHeaders(pageMissing)
+        // A page keeps its own Vary, with Origin added; a preflight and a refusal carry the set too.
+        const page = await t.get('/forgot-password', { headers: { accept: 'text/html' } })
+        expect(page.status).toBe(200)
+        expectSecurityHeaders(page)
+        expect(page.headers.get('vary')!.split(/,\s*/)).toEqual(expect.arrayContaining(['HX-Request', 'Origin']))
+        const preflight = await t.request('/api/auth/login', {
+          method: 'OPTIONS', headers: { origin: APP_URL, 'access-control-request-method': 'POST' },
+        })
+        expect(preflight.status).toBe(204)
+        expectSecurityHeaders(preflight)
+        const refused = await t.post('/api/auth/logout', {}, { headers: { origin: EVIL } })
+        expect(refused.status).toBe(403)
+        expectSecurityHeaders(refused)
+        expect(refused.headers.get('vary')).toContain('Origin')
       })
 
       it('the CSP names the configured script hosts and the challenge host for frames, and a sensible rest', async () => {

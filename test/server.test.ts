@@ -97,6 +97,9 @@ describe('server process', () => {
       const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: ${host}`)
       expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
       expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual(body)
+      // Answered outside Elysia, with the security headers all the same.
+      expect(answer.toLowerCase()).toContain('\r\nx-content-type-options: nosniff\r\n')
+      expect(answer.toLowerCase()).toContain("\r\ncontent-security-policy: default-src 'self'")
     }
     const quiz = await rawRequest(quizPort, 'GET /api/auth/me?token=secret-in-bad-host HTTP/1.1\r\nHost: user@h')
     expect(quiz.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')

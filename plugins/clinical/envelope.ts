@@ -1,6 +1,6 @@
 // The clinical service as its app presents it (spec 2, security): the OpenAPI text, the body limit of routes
 // that declare none, and its own envelope rules: the API-wide rate rule and CORS with the cross-site refusal.
-import { apiRateRule, cors } from '../../src/envelope'
+import { apiRateRule, cors, CORS_DEFAULT_HEADERS } from '../../src/envelope'
 import type { Core, ServiceDefinition } from '../../src/plugin'
 import type { RateRule } from '../../src/core/ratelimit'
 import { AUTH_COOKIE } from './cookies'
@@ -25,6 +25,8 @@ export const clinicalService = <S extends { core: Core } | Core>(coreOf: (state:
   brand: 'Clinical assistant',
   securitySchemes: { cookie: { type: 'apiKey', in: 'cookie', name: AUTH_COOKIE, description: 'The web session cookie set at sign-in' } },
   bodyLimit: CLINICAL_BODY_LIMIT,
+  // Every response varies on Origin (CORS).
+  headers: { ...CORS_DEFAULT_HEADERS },
   envelope: (state) => clinicalEnvelope(coreOf(state)),
   description: [
     'Clinical documentation assistant: accounts, note generation, records, the learning hub and administration.',
