@@ -59,6 +59,21 @@ describe('LineBuffer', () => {
     expect(messages(batches)).toEqual(['first', 'second', 'third'])
   })
 
+  test('lines logged while a write runs wait for the timer, not for the end of that write', async () => {
+    const { batches, buffer, log, release } = recorder(true)
+    log.info('first')
+    buffer.flush()
+    log.info('second')
+    release()
+    await Bun.sleep(10)
+    // Written at the end of each write, a busy server's lines went out a few at a time, one write after another.
+    expect(batches.length).toBe(1)
+    await Bun.sleep(120)
+    expect(batches.length).toBe(2)
+    release()
+    expect(messages(batches)).toEqual(['first', 'second'])
+  })
+
   test('a stdout that does not keep up drops lines past the bound and says how many', async () => {
     const { batches, buffer, log, release } = recorder(true)
     log.info('before')

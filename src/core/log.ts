@@ -38,6 +38,8 @@ export class LineBuffer {
   private dropped = 0
   private timer: ReturnType<typeof setTimeout> | null = null
   private writing: Promise<void> | null = null
+  /** A flush was asked for (a full batch, the timer, drain) while a write ran: it follows that write at once. */
+  private again = false
 
   /** `writer` writes a batch asynchronously (stdout by default). */
   constructor(private readonly fd: number, private readonly writer: (text: string) => Promise<unknown> = (text) => Bun.write(Bun.file(fd), text)) {}
@@ -51,16 +53,22 @@ export class LineBuffer {
     this.lines.push(line)
     this.chars += line.length
     if (this.chars >= BATCH_CHARS) this.flush()
-    else if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), FLUSH_MS)
-      this.timer.unref()
-    }
+    else this.arm()
   }
 
-  /** Starts writing what waits; lines that arrive while a write runs follow it in the next. */
+  /**
+   * Starts writing what waits; lines that arrive while a write runs follow it in the next, once a flush is asked
+   * for (a full batch, the timer). Not at the end of every write: under load that wrote the few lines of each
+   * write's own time, one write after another, and the line per request cost the app a tenth of its requests
+   * over HTTP (scripts/bench/README.md, "The request line's writes").
+   */
   flush(): void {
     this.clearTimer()
-    if (this.writing) return
+    if (this.writing) {
+      this.again = true
+      return
+    }
+    this.again = false
     const text = this.take()
     if (!text) return
     this.writing = this.writer(text).then(
@@ -68,8 +76,16 @@ export class LineBuffer {
       () => {}, // stdout closed: nothing left to tell
     ).finally(() => {
       this.writing = null
-      if (this.chars > 0 || this.dropped > 0) this.flush()
+      if (this.again || this.dropped > 0) this.flush()
+      else if (this.chars > 0) this.arm()
     })
+  }
+
+  /** The timer of what waits, unless one runs: lines wait at most FLUSH_MS. */
+  private arm(): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => this.flush(), FLUSH_MS)
+    this.timer.unref()
   }
 
   /** Resolves once nothing waits and no write runs, or after timeoutMs. */
