@@ -132,6 +132,8 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
   const outage = outageLog(log, now)
   const quizService = buildApp(core, 'quiz', config.quizBasePath, plugins, stateOf, outage)
   const clinicalService = buildApp(core, 'clinical', config.clinicalBasePath, plugins, stateOf, outage)
+  /** Completes each response's headers (security headers, the service's defaults): hardening in src/envelope.ts. */
+  const completeHeaders = { quiz: quizService.complete, clinical: clinicalService.complete }
   const quiz = quizService.app
   const clinical = clinicalService.app
     .get('/api/health', async ({ status, set }) => {
@@ -169,7 +171,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     }
     finishObserved(request, response.status)
     // The security headers (and the service's own defaults) of every response but the JSON ones that have them.
-    return (service === 'quiz' ? quizService : clinicalService).complete(response)
+    return completeHeaders[service](response)
   }
 
   // A request Elysia never sees (the Host header cannot be part of a URL) is still a request: logged and counted.
@@ -179,7 +181,7 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     const finish = recorders[service](request)
     const response = badHost(service, request)
     finish(null, 400)
-    return (service === 'quiz' ? quizService : clinicalService).complete(response)
+    return completeHeaders[service](response)
   }
 
   return {

@@ -93,7 +93,7 @@ export interface Hardening {
  * Elysia's default headers (`.headers()`) were copied into every request's `set` and compared again on the way out,
  * and a Response a route returned was copied whole to merge them in.
  */
-export function hardening(core: Core, service: ServiceStyle, extra: Record<string, string> = {}): Hardening {
+export function hardening(core: Core, service: ServiceStyle, extra: Readonly<Record<string, string>> = {}): Hardening {
   const defaults: Record<string, string> = { ...securityHeaders(contentSecurityPolicy(core.config)), ...extra }
   const named = Object.entries(defaults)
   const jsonHeaders = jsonResponseHeaders(defaults)

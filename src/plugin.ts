@@ -95,7 +95,7 @@ export interface ServiceDefinition<S = Core> {
   /** Bytes; a route or controller declares its own with the `bodyLimit` macro (src/envelope.ts). */
   bodyLimit: number
   /** Headers every response of the service carries unless it sets its own, beside the security headers (src/envelope.ts). */
-  headers?: Record<string, string>
+  headers?: Readonly<Record<string, string>>
   envelope?: (state: S) => AnyElysia[]
 }
 

@@ -26,7 +26,7 @@ export const clinicalService = <S extends { core: Core } | Core>(coreOf: (state:
   securitySchemes: { cookie: { type: 'apiKey', in: 'cookie', name: AUTH_COOKIE, description: 'The web session cookie set at sign-in' } },
   bodyLimit: CLINICAL_BODY_LIMIT,
   // Every response varies on Origin (CORS).
-  headers: { ...CORS_DEFAULT_HEADERS },
+  headers: CORS_DEFAULT_HEADERS,
   envelope: (state) => clinicalEnvelope(coreOf(state)),
   description: [
     'Clinical documentation assistant: accounts, note generation, records, the learning hub and administration.',
