@@ -13,18 +13,24 @@
 // reaches (1.00 = no framework cost). Beside it, the CPU time per request of the server process and of the
 // PostgreSQL server (from /proc, over the measured load): on a shared VM req/s moves from run to run with the other
 // tenants' load, CPU per request much less.
+// SLICES=n: paired instead of in rounds. Every server is started once (all pinned to SERVER_CPU, each idle while
+// another is measured; on PGlite each on a copy of the seeded DATA_DIR) and warmed up; then n slices, each of them
+// every server answering each read for SLICE_S seconds, in a rotating order. A slow spell of a shared VM (the same
+// server's figure moves by a factor of two from one minute to the next on some) then falls on the servers alike, and
+// `paired` is the median over the slices of the app's req/s over the bare server's in the same slice.
 //
 //   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
 //                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare,bare-rule,elysia TARGETS=pglite,postgres
 //                                (bare-rule: the bare server with the clinical API rate rule, opt-in;
 //                                elysia: the bare server's handlers routed by a bare Elysia app, opt-in)
 //                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info
-//                                PROFILE_DIR=<dir>: every server writes a CPU profile per start there, bun --cpu-prof-md)
+//                                PROFILE_DIR=<dir>: every server writes a CPU profile per start there, bun --cpu-prof-md
+//                                SLICES=n SLICE_S=3: paired slices instead of rounds)
 //
 // Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on
 // a fresh database of it. The app runs at its default LOG_LEVEL=info (the request log line is part of the product)
 // and with LOG_LEVEL=warn (no line per request, like the bare server).
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDb } from '../../src/core/db'
 import {
@@ -35,6 +41,9 @@ const DURATION_S = Number(process.env.DURATION_S ?? 10)
 const WARMUP_S = Number(process.env.WARMUP_S ?? 3)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
+/** Paired slices instead of rounds (see the top of this file): how many, and each server's seconds on a read in each. */
+const SLICES = Number(process.env.SLICES ?? 0)
+const SLICE_S = Number(process.env.SLICE_S ?? 3)
 const BANK_QUESTIONS = Number(process.env.BANK_QUESTIONS ?? 500)
 const SERVER_CPU = process.env.SERVER_CPU ?? '0'
 const LOAD_CPU = process.env.LOAD_CPU ?? '1'
@@ -89,8 +98,8 @@ const postgresPids = () =>
     }
   })
 
-async function run(cmd: string[]): Promise<string> {
-  const proc = Bun.spawn(['taskset', '-c', LOAD_CPU, ...cmd], { cwd: ROOT_DIR, stdout: 'pipe', stderr: 'pipe' })
+async function run(cmd: string[], env: Record<string, string> = {}): Promise<string> {
+  const proc = Bun.spawn(['taskset', '-c', LOAD_CPU, ...cmd], { cwd: ROOT_DIR, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, ...env } })
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new Error(`${cmd[0]} exited with ${code}: ${err}`)
   return out
@@ -103,10 +112,12 @@ function wrkMs(out: string, percentile: string): number {
 }
 
 // wrk: the next client address of the benchmarking range 198.18.0.0/15 (131,072 of them) with each request, so an
-// address comes back every few seconds at most: far under the clinical API rule's 200 per minute.
+// address comes back every few seconds at most: far under the clinical API rule's 200 per minute. A load goes on
+// from where the server's last one stopped (ROTATE_FROM), so short slices spread over the range as one long load.
 const SCRIPT_DIR = freshDataDir('bench-http-wrk')
 const ROTATE_SCRIPT = join(SCRIPT_DIR, 'rotate.lua')
-writeFileSync(ROTATE_SCRIPT, `local n = 0
+const ADDRESSES = 131_072
+writeFileSync(ROTATE_SCRIPT, `local n = tonumber(os.getenv("ROTATE_FROM") or "0")
 request = function()
   n = (n + 1) % 131072
   wrk.headers["X-Forwarded-For"] = string.format("198.%d.%d.%d", 18 + math.floor(n / 65536), math.floor(n / 256) % 256, n % 256)
@@ -114,13 +125,20 @@ request = function()
 end
 `)
 
+/** The requests each server was sent so far: where its next rotating load starts in the address range. */
+const sent = new Map<string, number>()
+
 async function load(url: string, read: Read, token: string, seconds: number): Promise<LoadResult> {
   const auth = `Bearer ${token}`
   if (LOADGEN === 'wrk') {
     const script = read.rotateAddress ? ['-s', ROTATE_SCRIPT] : []
-    const out = await run(['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, '-H', `Authorization: ${auth}`, url])
+    const origin = new URL(url).origin
+    const out = await run(['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, '-H', `Authorization: ${auth}`, url],
+      { ROTATE_FROM: String((sent.get(origin) ?? 0) % ADDRESSES) })
+    const requests = Number(/^\s*(\d+) requests in/m.exec(out)?.[1] ?? NaN)
+    sent.set(origin, (sent.get(origin) ?? 0) + (requests || 0))
     return {
-      requests: Number(/^\s*(\d+) requests in/m.exec(out)?.[1] ?? NaN),
+      requests,
       rps: Number(/^Requests\/sec:\s+([\d.]+)/m.exec(out)?.[1] ?? NaN),
       p50Ms: wrkMs(out, '50'),
       p99Ms: wrkMs(out, '99'),
@@ -166,9 +184,9 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
   const env = { DATA_DIR: dataDir, JWT_SECRET, DATABASE_URL: pg?.url ?? '', TRUST_PROXY: '1' }
   const label = database === 'pglite' ? 'PGlite' : 'PostgreSQL'
   // PGlite is one process's database: every server runs alone on the DATA_DIR, and so does the seed.
-  const start = async (kind: ServerKind) => {
+  const start = async (kind: ServerKind, over: Record<string, string> = {}) => {
     const spawned = await spawnServer({
-      cmd: kind.cmd, env: { ...env, ...kind.env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}) }, readyPath: '/api/health', pin: SERVER_CPU,
+      cmd: kind.cmd, env: { ...env, ...kind.env, ...(kind.logLevel ? { LOG_LEVEL: kind.logLevel } : {}), ...over }, readyPath: '/api/health', pin: SERVER_CPU,
     })
     if (DB_THREAD_CPU && database === 'pglite') await pinThreads(spawned.proc.pid, 'Worker', DB_THREAD_CPU)
     return spawned
@@ -191,39 +209,76 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
     }
 
     const bodies = new Map<string, string>()
+    /** Checks that the server answers the read as every other server does, and warms it up. */
+    const prepare = async (server: Spawned, kind: ServerKind, read: Read) => {
+      const url = `http://127.0.0.1:${server.port}${read.path}`
+      const check = await fetch(url, { headers: { authorization: `Bearer ${tokens[read.token]}`, 'x-forwarded-for': '198.19.255.255' } })
+      const body = await check.text()
+      if (check.status !== 200) throw new Error(`${kind.label}: GET ${read.path} answered ${check.status}: ${body}`)
+      // Every server answers the same JSON (key order aside), so they do the same work.
+      const first = bodies.get(read.key)
+      if (first === undefined) bodies.set(read.key, body)
+      else if (!Bun.deepEquals(JSON.parse(first), JSON.parse(body))) {
+        throw new Error(`${kind.label}: GET ${read.path} answered another body:\n${body.slice(0, 600)}\nthan\n${first.slice(0, 600)}`)
+      }
+      if (WARMUP_S > 0) await load(url, read, tokens[read.token], WARMUP_S)
+    }
+    const measure = async (server: Spawned, kind: ServerKind, read: Read, round: number, seconds: number) => {
+      const dbPids = database === 'postgres' ? postgresPids() : []
+      const before = { server: cpuMs([server.proc.pid]), main: mainThreadCpuMs(server.proc.pid), database: cpuMs(dbPids) }
+      const result = await load(`http://127.0.0.1:${server.port}${read.path}`, read, tokens[read.token], seconds)
+      const perRequest = (ms: number) => (ms * 1000) / result.requests
+      const measured: Measured = {
+        round, database: label, server: kind.label, read: read.label, result,
+        serverUs: perRequest(cpuMs([server.proc.pid]) - before.server),
+        mainUs: perRequest(mainThreadCpuMs(server.proc.pid) - before.main),
+        databaseUs: database === 'postgres' ? perRequest(cpuMs(dbPids) - before.database) : null,
+      }
+      out.push(measured)
+      console.log(`${SLICES > 0 ? 'slice' : 'round'} ${round}  ${label.padEnd(10)}  ${kind.label.padEnd(28)}  ${read.label.padEnd(34)}  ` +
+        `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  ` +
+        `CPU/req ${measured.serverUs.toFixed(0)} us (main thread ${measured.mainUs.toFixed(0)})${measured.databaseUs === null ? '' : ` + database ${measured.databaseUs.toFixed(0)} us`}` +
+        (result.non2xx ? `  NON-2XX ${result.non2xx}` : ''))
+    }
+    /** Only the clinical read has a rule: the bare server with it answers that read alone. */
+    const answers = (kind: ServerKind, read: Read) => kind.key !== 'bare-rule' || read.rotateAddress === true
+
+    if (SLICES > 0) {
+      // Every server at once, each on a database of its own when the database is PGlite's folder.
+      const started: Array<{ kind: ServerKind; server: Spawned }> = []
+      const copies: string[] = []
+      try {
+        for (const kind of SERVERS) {
+          const own = database === 'pglite' ? freshDataDir('bench-http-copy') : null
+          if (own) {
+            cpSync(dataDir, own, { recursive: true })
+            copies.push(own)
+          }
+          const server = await start(kind, own ? { DATA_DIR: own } : {})
+          started.push({ kind, server })
+          for (const read of READS) if (answers(kind, read)) await prepare(server, kind, read)
+        }
+        for (let slice = 1; slice <= SLICES; slice++) {
+          const order = started.map((_, i) => started[(i + slice - 1) % started.length]!)
+          for (const read of READS) {
+            for (const { kind, server } of order) if (answers(kind, read)) await measure(server, kind, read, slice, SLICE_S)
+          }
+        }
+      } finally {
+        for (const { server } of started) await server.stop()
+        for (const copy of copies) rmSync(copy, { recursive: true, force: true })
+      }
+      return
+    }
     for (let round = 1; round <= ROUNDS; round++) {
       const order = SERVERS.map((_, i) => SERVERS[(i + round - 1) % SERVERS.length]!)
       for (const kind of order) {
         const server = await start(kind)
         try {
           for (const read of READS) {
-            if (kind.key === 'bare-rule' && !read.rotateAddress) continue
-            const url = `http://127.0.0.1:${server.port}${read.path}`
-            const check = await fetch(url, { headers: { authorization: `Bearer ${tokens[read.token]}`, 'x-forwarded-for': '198.19.255.255' } })
-            const body = await check.text()
-            if (check.status !== 200) throw new Error(`${kind.label}: GET ${read.path} answered ${check.status}: ${body}`)
-            // Every server answers the same JSON (key order aside), so they do the same work.
-            const first = bodies.get(read.key)
-            if (first === undefined) bodies.set(read.key, body)
-            else if (!Bun.deepEquals(JSON.parse(first), JSON.parse(body))) {
-              throw new Error(`${kind.label}: GET ${read.path} answered another body:\n${body.slice(0, 600)}\nthan\n${first.slice(0, 600)}`)
-            }
-            if (WARMUP_S > 0) await load(url, read, tokens[read.token], WARMUP_S)
-            const dbPids = database === 'postgres' ? postgresPids() : []
-            const before = { server: cpuMs([server.proc.pid]), main: mainThreadCpuMs(server.proc.pid), database: cpuMs(dbPids) }
-            const result = await load(url, read, tokens[read.token], DURATION_S)
-            const perRequest = (ms: number) => (ms * 1000) / result.requests
-            const measured: Measured = {
-              round, database: label, server: kind.label, read: read.label, result,
-              serverUs: perRequest(cpuMs([server.proc.pid]) - before.server),
-              mainUs: perRequest(mainThreadCpuMs(server.proc.pid) - before.main),
-              databaseUs: database === 'postgres' ? perRequest(cpuMs(dbPids) - before.database) : null,
-            }
-            out.push(measured)
-            console.log(`round ${round}  ${label.padEnd(10)}  ${kind.label.padEnd(28)}  ${read.label.padEnd(34)}  ` +
-              `${Math.round(result.rps).toLocaleString('en-US').padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  ` +
-              `CPU/req ${measured.serverUs.toFixed(0)} us (main thread ${measured.mainUs.toFixed(0)})${measured.databaseUs === null ? '' : ` + database ${measured.databaseUs.toFixed(0)} us`}` +
-              (result.non2xx ? `  NON-2XX ${result.non2xx}` : ''))
+            if (!answers(kind, read)) continue
+            await prepare(server, kind, read)
+            await measure(server, kind, read, round, DURATION_S)
           }
         } finally {
           await server.stop()
@@ -239,7 +294,7 @@ async function target(database: 'pglite' | 'postgres', out: Measured[]) {
 function table(rows: Measured[]) {
   const withRule = rows.some((r) => r.server === BARE_RULE_LABEL)
   const header = ['read', 'database', 'server', 'req/s median', 'req/s min-max', 'p50 ms', 'p99 ms', 'non-2xx', 'app / bare', 'bare / app',
-    ...(withRule ? ['app / bare+rule'] : []), 'CPU us/req', 'main thread', 'db CPU us/req', 'CPU bare / app']
+    'paired', ...(withRule ? ['app / bare+rule'] : []), 'CPU us/req', 'main thread', 'db CPU us/req', 'CPU bare / app']
   const groups = new Map<string, Measured[]>()
   for (const r of rows) {
     const key = `${r.read}\u0000${r.database}\u0000${r.server}`
@@ -257,11 +312,17 @@ function table(rows: Measured[]) {
     const isBare = server.startsWith('bare Bun.serve')
     // Only the clinical read has a rule; for the others the bare server with it is the bare server.
     const bareRule = medianOf(read, database, BARE_RULE_LABEL, (r) => r.result.rps)
+    // The ratio within each round (slice), then its median: what a slow spell does to both servers cancels out.
+    const bareIn = (round: number) => rows.find((r) => r.read === read && r.database === database && r.server === 'bare Bun.serve' && r.round === round)
+    const paired = median(g.flatMap((r) => {
+      const b = bareIn(r.round)
+      return b ? [r.result.rps / b.result.rps] : []
+    }))
     return [
       read, database, server, fmt(median(rps)), `${fmt(Math.min(...rps))}-${fmt(Math.max(...rps))}`,
       median(g.map((r) => r.result.p50Ms)).toFixed(2), median(g.map((r) => r.result.p99Ms)).toFixed(2),
       String(g.reduce((n, r) => n + r.result.non2xx, 0)),
-      isBare ? '' : (median(rps) / bare).toFixed(2), isBare ? '' : (bare / median(rps)).toFixed(2),
+      isBare ? '' : (median(rps) / bare).toFixed(2), isBare ? '' : (bare / median(rps)).toFixed(2), isBare ? '' : paired.toFixed(2),
       ...(withRule ? [isBare || !read.startsWith('clinical') ? '' : (median(rps) / bareRule).toFixed(2)] : []),
       cpu.toFixed(0), median(g.map((r) => r.mainUs)).toFixed(0), g[0]!.databaseUs === null ? '-' : median(g.map((r) => r.databaseUs!)).toFixed(0), isBare ? '' : (bareCpu / cpu).toFixed(2),
     ]
@@ -290,6 +351,7 @@ async function main() {
   console.log('')
   table(rows)
   console.log('\napp / bare: the share of the bare server\'s requests/s the app answers (goal: at least 0.80); medians over the rounds')
+  console.log(`paired: the median over the ${SLICES > 0 ? 'slices' : 'rounds'} of the app's req/s over the bare server's in the same ${SLICES > 0 ? 'slice' : 'round'}`)
   console.log('CPU us/req: the server process\'s CPU time per request (all its threads), of it the main thread\'s (the rest: the')
   console.log('collector, the JIT and, on PGlite, the database thread); db: the PostgreSQL server\'s;')
   console.log('CPU bare / app: the bare server\'s CPU per request over the app\'s (steadier than req/s on a shared VM)')
