@@ -220,18 +220,19 @@ export const CORS_DEFAULT_HEADERS: Readonly<Record<string, string>> = { vary: 'O
 export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
   const policy = originPolicy(core.config)
   const underApi = (path: string) => path === apiPrefix || path.startsWith(apiPrefix + '/')
-  const cookieOnly = (request: Request) =>
+  /** A state-changing request without an Origin that signs in with the session cookie alone, not proven to come from an allowed origin. */
+  const unprovenCookieOnly = (request: Request) =>
     readCookie(request, sessionCookie) !== null && !bearerToken(request.headers.get('authorization'))
+    && !provenOrigin(request, (o) => isOriginAllowed(o, policy, request.url))
   return new Elysia({ name: 'core.cors', seed: `${apiPrefix}:${core.id}` })
+    // Written so that Elysia takes it for the synchronous function it is (it reads a hook's source: a nested arrow
+    // function calling another, as `(o) => f(o)`, has it await the hook's answer on every request).
     .onRequest(({ request, set }) => {
       const origin = request.headers.get('origin') || null
       const allowed = isOriginAllowed(origin, policy, request.url)
       if (origin !== null && allowed) Object.assign(set.headers, corsHeaders(origin))
       if (!STATE_CHANGING_METHODS.has(request.method) || !underApi(pathOf(request))) return
-      const refused = origin !== null
-        ? !allowed
-        : cookieOnly(request) && !provenOrigin(request, (o) => isOriginAllowed(o, policy, request.url))
-      if (refused) throw HttpError.forbidden('origin_not_allowed', 'Origin not allowed')
+      if (origin !== null ? !allowed : unprovenCookieOnly(request)) throw HttpError.forbidden('origin_not_allowed', 'Origin not allowed')
     })
     // A response with a Vary of its own (the pages vary on HX-Request) keeps it, with Origin added.
     .mapResponse({ as: 'global' }, ({ responseValue }) => {
