@@ -163,7 +163,8 @@ export async function boot(config: Readonly<Config>, plugins: PluginDefinition<a
     rememberSocketAddress(request, socket)
     let response: Response
     try {
-      response = await (service === 'quiz' ? quiz : clinical).handle(request)
+      // The app's compiled handler itself: `handle` is an async function around it, one promise more a request.
+      response = await (service === 'quiz' ? quiz : clinical).fetch(request)
     } catch (err) {
       // Elysia answers errors through the service's error mapper; this is the last resort if that itself failed.
       log.error({ err }, 'unhandled error in request')
