@@ -220,7 +220,7 @@ export const CORS_DEFAULT_HEADERS: Readonly<Record<string, string>> = { vary: 'O
 export function cors(core: Core, apiPrefix: string, sessionCookie: string) {
   const policy = originPolicy(core.config)
   const underApi = (path: string) => path === apiPrefix || path.startsWith(apiPrefix + '/')
-  /** A state-changing request without an Origin that signs in with the session cookie alone, not proven to come from an allowed origin. */
+  /** A request without an Origin that signs in with the session cookie alone, not proven to come from an allowed origin. */
   const unprovenCookieOnly = (request: Request) =>
     readCookie(request, sessionCookie) !== null && !bearerToken(request.headers.get('authorization'))
     && !provenOrigin(request, (o) => isOriginAllowed(o, policy, request.url))
