@@ -7,25 +7,24 @@
 // - bank list: GET {quiz}/api/questions/bank, the default first page (50 of BANK_QUESTIONS seeded questions, with
 //   categories, source quizzes and tags).
 // The server under test runs pinned to CPU SERVER_CPU (`taskset -c 0`), the load generator to LOAD_CPU (`taskset
-// -c 1`); the PostgreSQL server, when used, is not pinned. Each server answers every read; ROUNDS rounds start each
-// server once, in a rotating order, so the configurations are interleaved; the table has the medians over the
-// rounds and the spread (min to max) of req/s. app / bare is the share of the bare server's throughput the app
-// reaches (1.00 = no framework cost). Beside it, the CPU time per request of the server process and of the
-// PostgreSQL server (from /proc, over the measured load): on a shared VM req/s moves from run to run with the other
-// tenants' load, CPU per request much less.
-// SLICES=n: paired instead of in rounds. Every server is started once (all pinned to SERVER_CPU, each idle while
-// another is measured; on PGlite each on a copy of the seeded DATA_DIR) and warmed up; then n slices, each of them
-// every server answering each read for SLICE_S seconds, in a rotating order. A slow spell of a shared VM (the same
-// server's figure moves by a factor of two from one minute to the next on some) then falls on the servers alike, and
-// `paired` is the median over the slices of the app's req/s over the bare server's in the same slice.
+// -c 1`); the PostgreSQL server, when used, is not pinned. Paired slices (SLICES, 8 by default): every server is
+// started once (all pinned to SERVER_CPU, each idle while another is measured; on PGlite each on a copy of the seeded
+// DATA_DIR) and warmed up; then each slice has every server answer each read for SLICE_S seconds, in a rotating
+// order. A slow spell of a shared VM (the same server's figure moves by a factor of two from one minute to the next
+// on some) then falls on the servers alike: `paired`, the median over the slices of the app's req/s over the bare
+// server's in the same slice, is the figure to read (1.00 = no framework cost). SLICES=0 measures in rounds instead,
+// as this script did first: ROUNDS rounds start each server once, in a rotating order, for DURATION_S a read (a slow
+// spell then falls on one server's round). The table has the medians over the slices (rounds) and the spread (min
+// to max) of req/s, their ratio (app / bare), and the CPU time per request of the server process and of the
+// PostgreSQL server (from /proc, over the measured load).
 //
-//   bun scripts/bench/http.ts   (DURATION_S=10 WARMUP_S=3 CONNECTIONS=50 ROUNDS=3 LOADGEN=wrk|autocannon
+//   bun scripts/bench/http.ts   (SLICES=8 SLICE_S=3 WARMUP_S=3 CONNECTIONS=50 LOADGEN=wrk|autocannon
 //                                READS=quiz-me,bank,clinical-me SERVERS=app,app-warn,bare,bare-rule,elysia TARGETS=pglite,postgres
 //                                (bare-rule: the bare server with the clinical API rate rule, opt-in;
 //                                elysia: the bare server's handlers routed by a bare Elysia app, opt-in)
 //                                APP_OTHERS=before=<another checkout>,...: adds each one's app, LOG_LEVEL=info
 //                                PROFILE_DIR=<dir>: every server writes a CPU profile per start there, bun --cpu-prof-md
-//                                SLICES=n SLICE_S=3: paired slices instead of rounds)
+//                                SLICES=0 ROUNDS=3 DURATION_S=10: rounds instead of paired slices)
 //
 // Runs on the embedded PGlite (a fresh DATA_DIR) and, when the PostgreSQL server of BENCH_DATABASE_URL answers, on
 // a fresh database of it. The app runs at its default LOG_LEVEL=info (the request log line is part of the product)
@@ -41,8 +40,8 @@ const DURATION_S = Number(process.env.DURATION_S ?? 10)
 const WARMUP_S = Number(process.env.WARMUP_S ?? 3)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
-/** Paired slices instead of rounds (see the top of this file): how many, and each server's seconds on a read in each. */
-const SLICES = Number(process.env.SLICES ?? 0)
+/** Paired slices (see the top of this file; 0: rounds instead): how many, and each server's seconds on a read in each. */
+const SLICES = Number(process.env.SLICES ?? 8)
 const SLICE_S = Number(process.env.SLICE_S ?? 3)
 const BANK_QUESTIONS = Number(process.env.BANK_QUESTIONS ?? 500)
 const SERVER_CPU = process.env.SERVER_CPU ?? '0'
@@ -340,8 +339,8 @@ async function main() {
     console.log(`(no PostgreSQL server answers at ${redact(SERVER_URL)}: PGlite only)`)
     targets.splice(targets.indexOf('postgres'), 1)
   }
-  console.log(`server on CPU ${SERVER_CPU}${DB_THREAD_CPU ? ` (PGlite's thread on CPU ${DB_THREAD_CPU})` : ''}, ${LOADGEN} on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s ` +
-    `warm-up, ${ROUNDS} rounds, ${BANK_QUESTIONS} bank questions, bun ${Bun.version}\n`)
+  console.log(`server on CPU ${SERVER_CPU}${DB_THREAD_CPU ? ` (PGlite's thread on CPU ${DB_THREAD_CPU})` : ''}, ${LOADGEN} on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SLICES > 0 ? SLICE_S : DURATION_S} s after ${WARMUP_S} s ` +
+    `warm-up, ${SLICES > 0 ? `${SLICES} paired slices of ${SLICE_S} s` : `${ROUNDS} rounds`}, ${BANK_QUESTIONS} bank questions, bun ${Bun.version}\n`)
   const rows: Measured[] = []
   try {
     for (const t of targets) await target(t, rows)
@@ -350,8 +349,9 @@ async function main() {
   }
   console.log('')
   table(rows)
-  console.log('\napp / bare: the share of the bare server\'s requests/s the app answers (goal: at least 0.80); medians over the rounds')
-  console.log(`paired: the median over the ${SLICES > 0 ? 'slices' : 'rounds'} of the app's req/s over the bare server's in the same ${SLICES > 0 ? 'slice' : 'round'}`)
+  const spans = SLICES > 0 ? 'slices' : 'rounds'
+  console.log(`\napp / bare: the share of the bare server's requests/s the app answers, medians over the ${spans}`)
+  console.log(`paired: the median over the ${spans} of the app's req/s over the bare server's in the same one (goal: at least 0.80)`)
   console.log('CPU us/req: the server process\'s CPU time per request (all its threads), of it the main thread\'s (the rest: the')
   console.log('collector, the JIT and, on PGlite, the database thread); db: the PostgreSQL server\'s;')
   console.log('CPU bare / app: the bare server\'s CPU per request over the app\'s (steadier than req/s on a shared VM)')
